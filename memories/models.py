@@ -1,0 +1,196 @@
+"""Long-term memories (+ their history), facts, threads and messages."""
+
+from __future__ import annotations
+
+import uuid
+from typing import ClassVar
+
+from django.db import models
+from django.utils import timezone
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class MemoryKind(models.TextChoices):
+    FACT = "fact"
+    EPISODE = "episode"
+    PROCEDURE = "procedure"
+
+
+class MemoryStatus(models.TextChoices):
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    STALE = "stale"
+    ARCHIVED = "archived"
+
+
+class MemoryScope(models.TextChoices):
+    GLOBAL = "global"
+    PROJECT = "project"
+    THREAD = "thread"
+
+
+class ProcedureSubtype(models.TextChoices):
+    CONSTRAINT = "constraint"
+    WORKFLOW = "workflow"
+    BEHAVIORAL = "behavioral"
+
+
+class SourceType(models.TextChoices):
+    USER_MESSAGE = "user_message"
+    ASSISTANT_MESSAGE = "assistant_message"
+    TOOL_RESULT = "tool_result"
+    SYSTEM = "system"
+    API = "api"
+
+
+class Thread(models.Model):
+    id = models.CharField(max_length=64, primary_key=True, default=new_id)
+    namespace = models.CharField(max_length=255, db_index=True)
+    title = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.title or self.id
+
+
+class MessageRole(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class Message(models.Model):
+    id = models.CharField(max_length=64, primary_key=True, default=new_id)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=MessageRole.choices)
+    content = models.JSONField(help_text="Text, or any JSON value.")
+    provenance = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+        indexes: ClassVar = [models.Index(fields=["thread", "created_at", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {str(self.content)[:60]}"
+
+
+class Fact(models.Model):
+    """A mutable, namespaced JSON value; the TTL counts from ``updated_at``."""
+
+    namespace = models.CharField(max_length=255)
+    key = models.CharField(max_length=255)
+    value = models.JSONField()
+    ttl_ms = models.BigIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    provenance = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["namespace", "key"]
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["namespace", "key"], name="fact_unique_namespace_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace} {self.key}"
+
+
+class Memory(models.Model):
+    """One long-term memory. FTS5 and vec0 rows follow it (see migrations 0002)."""
+
+    namespace = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=MemoryKind.choices)
+    title = models.CharField(max_length=200, blank=True)
+    content = models.TextField()
+    summary = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=0.8)
+    status = models.CharField(
+        max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE
+    )
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    scope = models.CharField(max_length=16, choices=MemoryScope.choices, default=MemoryScope.GLOBAL)
+    scope_id = models.CharField(max_length=255, blank=True)
+    procedure_subtype = models.CharField(
+        max_length=16, choices=ProcedureSubtype.choices, blank=True
+    )
+    slot = models.CharField(
+        max_length=64, blank=True, help_text="Identity slot (name, location, ...) for supersession."
+    )
+    source_type = models.CharField(
+        max_length=24, choices=SourceType.choices, default=SourceType.API
+    )
+    source_message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    source_thread = models.ForeignKey(
+        Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    source_task_id = models.CharField(max_length=255, blank=True, db_index=True)
+    source_skill_id = models.CharField(max_length=255, blank=True, db_index=True)
+    content_hash = models.CharField(max_length=64)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["-updated_at", "-id"]
+        verbose_name_plural = "memories"
+        indexes: ClassVar = [
+            models.Index(fields=["namespace", "status", "kind"]),
+            models.Index(fields=["namespace", "content_hash"]),
+            models.Index(fields=["namespace", "updated_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.content[:80]
+
+
+class MemoryEvent(models.Model):
+    """An entry in a memory's history. Kept after the memory is deleted (a tombstone)."""
+
+    class Event(models.TextChoices):
+        CREATED = "created"
+        SEEN = "seen"
+        PROMOTED = "promoted"
+        SUPERSEDED = "superseded"
+        ARCHIVED = "archived"
+        RESTORED = "restored"
+        EDITED = "edited"
+        STALE = "stale"
+        ACTIVATED = "activated"
+        DELETED = "deleted"
+        PURGED = "purged"
+        REINDEXED = "reindexed"
+
+    # Not a foreign key on purpose: the history must outlive the memory.
+    memory_id = models.BigIntegerField(db_index=True)
+    namespace = models.CharField(max_length=255)
+    event = models.CharField(max_length=16, choices=Event.choices)
+    actor = models.CharField(max_length=255, blank=True)
+    reason = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"memory {self.memory_id} {self.event}"

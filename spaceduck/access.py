@@ -1,0 +1,45 @@
+"""Authorisation helpers shared by every API router."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja.errors import HttpError
+from ninja.security import HttpBearer
+
+from spaceduck.models import ApiToken
+from spaceduck.namespaces import InvalidNamespace, normalize_namespace
+from spaceduck.tokens import token_authenticate
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        api_token = token_authenticate(secret=token)
+        if api_token is not None:
+            request.api_token = api_token  # type: ignore[attr-defined]
+        return api_token
+
+
+def request_token(request: HttpRequest) -> ApiToken:
+    return request.auth  # type: ignore[attr-defined,no-any-return]
+
+
+def require_namespace(request: HttpRequest, namespace: str, permission: str = "read") -> str:
+    """The canonical namespace if the token may use it with ``permission``.
+
+    A namespace outside the token's grants is a 404, exactly like a missing one,
+    so a token cannot probe which namespaces exist.
+    """
+    try:
+        canonical = normalize_namespace(namespace)
+    except InvalidNamespace as exc:
+        raise HttpError(422, f"invalid namespace: {exc}") from None
+    token = request_token(request)
+    if not token.grants_namespace(canonical):
+        raise HttpError(404, f"namespace {canonical!r} not found")
+    require_permission(request, permission)
+    return canonical
+
+
+def require_permission(request: HttpRequest, permission: str) -> None:
+    if not request_token(request).has_permission(permission):
+        raise HttpError(403, f"this token lacks the {permission!r} permission")

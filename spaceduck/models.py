@@ -1,0 +1,80 @@
+"""Service-wide tables: API tokens and the vector index's fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import ClassVar
+
+from django.db import models
+from django.utils import timezone
+
+TOKEN_PREFIX = "sd_"
+PERMISSIONS: tuple[str, ...] = ("read", "write", "approve", "admin")
+
+
+def hash_token(raw: str) -> str:
+    # Tokens are 256 random bits, so a fast hash is enough: there is nothing to
+    # brute-force, and a slow KDF would cost every API request.
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+class ApiToken(models.Model):
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, help_text="First characters, to recognise a token.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    namespaces = models.JSONField(
+        default=list, help_text='Grants: exact "user:alice" or a kind wildcard "user:*".'
+    )
+    permissions = models.JSONField(default=list, help_text="read, write, approve, admin")
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}...)"
+
+    @staticmethod
+    def generate_secret() -> str:
+        return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+    def has_permission(self, permission: str) -> bool:
+        return permission in self.permissions or "admin" in self.permissions
+
+    def grants_namespace(self, namespace: str) -> bool:
+        kind = namespace.partition(":")[0]
+        return any(grant in (namespace, f"{kind}:*", "*") for grant in self.namespaces)
+
+
+class VectorIndexState(models.Model):
+    """What produced the vectors in a vec0 table, and any reindex in progress.
+
+    ``provider``/``model``/``dimensions`` describe the vectors the table holds;
+    while a reindex runs, ``target_*`` names the new fingerprint and
+    ``resume_after_id`` lets an interrupted run continue where it stopped.
+    """
+
+    name = models.CharField(max_length=50, primary_key=True)
+    provider = models.CharField(max_length=50)
+    model = models.CharField(max_length=200)
+    dimensions = models.PositiveIntegerField()
+    target_provider = models.CharField(max_length=50, blank=True)
+    target_model = models.CharField(max_length=200, blank=True)
+    target_dimensions = models.PositiveIntegerField(null=True, blank=True)
+    resume_after_id = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.provider}/{self.model}/{self.dimensions}d"

@@ -1,0 +1,58 @@
+"""Pluggable providers: embeddings and the chat LLM, chosen by settings.
+
+``get_embedder()`` and ``get_chat()`` build the configured provider once per
+process; ``reset_providers()`` forgets them (tests that change settings).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.conf import settings
+
+from spaceduck.providers.chat.base import ChatProvider
+from spaceduck.providers.embeddings.base import Embedder
+from spaceduck.providers.errors import ProviderError
+
+__all__ = [
+    "ChatProvider",
+    "Embedder",
+    "ProviderError",
+    "get_chat",
+    "get_embedder",
+    "reset_providers",
+]
+
+
+@cache
+def get_embedder() -> Embedder:
+    conf = settings.SPACEDUCK_EMBEDDINGS
+    provider = conf["provider"]
+    if provider == "hash":
+        from spaceduck.providers.embeddings.hashing import HashEmbedder
+
+        return HashEmbedder(dimensions=int(conf["dimensions"] or 384))
+    if provider == "local":
+        from spaceduck.providers.embeddings.local import LocalMiniLMEmbedder
+
+        return LocalMiniLMEmbedder.from_settings(conf)
+    from spaceduck.providers.embeddings.openai import OpenAIEmbedder
+
+    return OpenAIEmbedder.from_settings(conf)
+
+
+@cache
+def get_chat() -> ChatProvider:
+    conf = settings.SPACEDUCK_CHAT
+    if conf["provider"] == "heuristic":
+        from spaceduck.providers.chat.heuristic import HeuristicChat
+
+        return HeuristicChat()
+    from spaceduck.providers.chat.openai import OpenAIChat
+
+    return OpenAIChat.from_settings(conf)
+
+
+def reset_providers() -> None:
+    get_embedder.cache_clear()
+    get_chat.cache_clear()

@@ -1,0 +1,196 @@
+"""Django settings for spaceduck.
+
+Everything configurable comes from ``SPACEDUCK_*`` environment variables read
+through the typed helpers in :mod:`spaceduck.env`; the README lists them all.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from spaceduck.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_optional_int,
+    env_optional_str,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("SPACEDUCK_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    """Use the configured key, else one generated once and kept beside the database."""
+    configured = env_optional_str("SPACEDUCK_SECRET_KEY")
+    if configured:
+        return configured
+    key_file = DATA_DIR / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("SPACEDUCK_DEBUG", False)
+ALLOWED_HOSTS = env_list(
+    "SPACEDUCK_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"]
+)
+CSRF_TRUSTED_ORIGINS = env_list("SPACEDUCK_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "huey.contrib.djhuey",
+    "spaceduck",
+    "memories",
+    "notes",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "spaceduck.urls"
+WSGI_APPLICATION = "spaceduck.wsgi.application"
+ASGI_APPLICATION = "spaceduck.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+# --- Storage -----------------------------------------------------------------
+DATABASE_PATH = Path(env_str("SPACEDUCK_DATABASE_PATH", str(DATA_DIR / "spaceduck.sqlite3")))
+DATABASES = {
+    "default": {
+        # Our backend: Django's SQLite backend on a SQLite build that can load
+        # extensions, with sqlite-vec loaded on every connection.
+        "ENGINE": "spaceduck.db.backend",
+        "NAME": str(DATABASE_PATH),
+        "OPTIONS": {
+            # IMMEDIATE takes the write lock at BEGIN, so the web process and
+            # the worker queue behind the busy timeout instead of failing with
+            # "database is locked" when a read transaction later tries to write.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_float("SPACEDUCK_DATABASE_TIMEOUT", 20.0, minimum=5.0),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        },
+        "TEST": {"NAME": env_optional_str("SPACEDUCK_TEST_DATABASE_PATH")},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Providers ---------------------------------------------------------------
+EMBEDDING_PROVIDERS = ("local", "hash", "openai")
+CHAT_PROVIDERS = ("heuristic", "openai")
+
+SPACEDUCK_EMBEDDINGS = {
+    "provider": env_choice("SPACEDUCK_EMBEDDING_PROVIDER", "local", EMBEDDING_PROVIDERS),
+    "model": env_optional_str("SPACEDUCK_EMBEDDING_MODEL"),
+    "dimensions": env_optional_int("SPACEDUCK_EMBEDDING_DIMENSIONS", minimum=1),
+    "base_url": env_optional_str("SPACEDUCK_EMBEDDING_BASE_URL"),
+    "api_key": env_optional_str("SPACEDUCK_EMBEDDING_API_KEY"),
+    "timeout": env_float("SPACEDUCK_EMBEDDING_TIMEOUT", 30.0, minimum=0.1),
+    "batch_size": env_int("SPACEDUCK_EMBEDDING_BATCH_SIZE", 64, minimum=1),
+}
+SPACEDUCK_CHAT = {
+    "provider": env_choice("SPACEDUCK_CHAT_PROVIDER", "heuristic", CHAT_PROVIDERS),
+    "model": env_optional_str("SPACEDUCK_CHAT_MODEL"),
+    "base_url": env_optional_str("SPACEDUCK_CHAT_BASE_URL"),
+    "api_key": env_optional_str("SPACEDUCK_CHAT_API_KEY"),
+    "timeout": env_float("SPACEDUCK_CHAT_TIMEOUT", 60.0, minimum=0.1),
+}
+for _name, _conf in (("EMBEDDING", SPACEDUCK_EMBEDDINGS), ("CHAT", SPACEDUCK_CHAT)):
+    if _conf["provider"] == "openai" and not (_conf["base_url"] or _conf["api_key"]):
+        raise ImproperlyConfigured(
+            f"SPACEDUCK_{_name}_PROVIDER=openai needs SPACEDUCK_{_name}_BASE_URL "
+            f"(any OpenAI-compatible server) or SPACEDUCK_{_name}_API_KEY (api.openai.com)."
+        )
+
+# --- Background work -----------------------------------------------------------
+REDIS_URL = env_optional_str("SPACEDUCK_REDIS_URL")
+HUEY_IMMEDIATE = env_bool("SPACEDUCK_HUEY_IMMEDIATE", False)
+HUEY = {
+    "name": "spaceduck",
+    "immediate": HUEY_IMMEDIATE,
+    "results": True,
+    "utc": True,
+    "consumer": {"workers": env_int("SPACEDUCK_WORKERS", 2, minimum=1), "worker_type": "thread"},
+}
+if HUEY_IMMEDIATE:
+    pass  # djhuey uses an in-memory storage in immediate mode
+elif REDIS_URL:
+    HUEY.update({"huey_class": "huey.RedisHuey", "url": REDIS_URL})
+else:
+    HUEY.update(
+        {
+            "huey_class": "huey.SqliteHuey",
+            "filename": str(
+                Path(
+                    env_str("SPACEDUCK_QUEUE_PATH", str(DATABASE_PATH.with_suffix(".huey.sqlite3")))
+                )
+            ),
+        }
+    )
+
+# --- Auth / web ---------------------------------------------------------------
+LOGIN_URL = "admin:login"
+LOGIN_REDIRECT_URL = "/"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+TOKEN_LAST_USED_RESOLUTION_SECONDS = env_int("SPACEDUCK_TOKEN_TOUCH_SECONDS", 60, minimum=0)
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the finders; this keeps it quiet
+STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("SPACEDUCK_LOG_LEVEL", "INFO")},
+    "loggers": {"huey": {"level": "INFO", "propagate": False}},
+}

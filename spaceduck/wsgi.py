@@ -1,0 +1,14 @@
+"""WSGI entry point. Refuses to start when the stored vectors do not fit the embedder."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spaceduck.settings")
+application = get_wsgi_application()
+
+from spaceduck.checks import raise_on_startup_problems  # noqa: E402
+
+raise_on_startup_problems()

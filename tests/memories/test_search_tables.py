@@ -1,0 +1,98 @@
+"""FTS5 and vec0 rows follow inserts, updates and deletes of memories."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from memories import vector_index
+from memories.models import Memory, MemoryEvent
+from memories.services import memory_create, memory_delete, memory_update_content
+from spaceduck.providers import get_embedder
+
+pytestmark = pytest.mark.django_db
+
+
+def fts_ids(query: str) -> list[int]:
+    with connection.cursor() as cursor:
+        rows = cursor.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s ORDER BY rowid", [query]
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def vector_ids(namespace: str) -> list[int]:
+    with connection.cursor() as cursor:
+        rows = cursor.execute(
+            "SELECT memory_id FROM memories_vec WHERE namespace = %s ORDER BY memory_id",
+            [namespace],
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def fts_integrity_ok() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+
+
+def test_insert_adds_fts_and_vector_rows() -> None:
+    memory = memory_create(
+        namespace="user:alice",
+        kind="fact",
+        content="Alice lives in Lisbon.",
+        title="Home",
+        tags=["location"],
+        actor="test",
+    )
+    assert fts_ids("lisbon") == [memory.pk]
+    assert fts_ids("home") == [memory.pk]
+    assert fts_ids("location") == [memory.pk]
+    assert vector_ids("user:alice") == [memory.pk]
+    fts_integrity_ok()
+
+
+def test_update_replaces_the_indexed_text_and_the_vector() -> None:
+    memory = memory_create(
+        namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t"
+    )
+    memory_update_content(memory=memory, content="Alice likes strong coffee.", actor="t")
+    assert fts_ids("tea") == []
+    assert fts_ids("coffee") == [memory.pk]
+    hits = vector_index.knn(
+        "user:alice", get_embedder().embed(["Alice likes strong coffee."])[0], 1
+    )
+    assert hits[0][0] == memory.pk
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    fts_integrity_ok()
+
+
+def test_delete_removes_fts_and_vector_rows_and_keeps_a_tombstone() -> None:
+    memory = memory_create(
+        namespace="user:alice", kind="fact", content="Alice owns a cat.", actor="t"
+    )
+    memory_id = memory.pk
+    memory_delete(memory=memory, actor="t", reason="test")
+    assert fts_ids("cat") == []
+    assert vector_ids("user:alice") == []
+    assert not Memory.objects.filter(pk=memory_id).exists()
+    events = list(MemoryEvent.objects.filter(memory_id=memory_id).values_list("event", flat=True))
+    assert events == ["created", "deleted"]
+    fts_integrity_ok()
+
+
+def test_a_queryset_delete_also_removes_index_rows() -> None:
+    # The triggers, not the service, own the index rows: bulk deletes stay consistent.
+    for text in ("one apple", "two apples", "three pears"):
+        memory_create(namespace="user:alice", kind="fact", content=text, actor="t")
+    Memory.objects.filter(content__contains="apple").delete()
+    assert len(fts_ids("pears")) == 1
+    assert fts_ids("apple") == []
+    assert len(vector_ids("user:alice")) == 1
+    fts_integrity_ok()
+
+
+def test_vector_search_is_per_namespace() -> None:
+    alice = memory_create(namespace="user:alice", kind="fact", content="I love sailing", actor="t")
+    memory_create(namespace="user:bob", kind="fact", content="I love sailing", actor="t")
+    query = get_embedder().embed(["sailing"])[0]
+    assert [memory_id for memory_id, _ in vector_index.knn("user:alice", query, 10)] == [alice.pk]
