@@ -9,9 +9,15 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spaceduck.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as exc:
+        # A configuration mistake deserves one clear line, not a stack trace.
+        sys.stderr.write(f"ImproperlyConfigured: {exc}\n")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

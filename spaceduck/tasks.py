@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from django.db import connection
 from huey.contrib.djhuey import db_task
 
@@ -14,4 +16,4 @@ def sqlite_vec_probe() -> dict[str, object]:
         distance = cursor.execute(
             "SELECT vec_distance_cosine(vec_f32('[1, 0]'), vec_f32('[0, 1]'))"
         ).fetchone()[0]
-    return {"vec_version": version, "distance": distance}
+    return {"vec_version": version, "distance": distance, "pid": os.getpid()}

@@ -1,0 +1,43 @@
+"""A person logs in through the admin form and filters memories with htmx, in Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.services import memory_create
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_staff_user_logs_in_and_filters_memories_without_a_reload(
+    page,
+    live_server,
+    django_user_model,
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    django_user_model.objects.create_user("ada", password="analytical-engine", is_staff=True)
+    memory_create(namespace="user:alice", kind="fact", content="Alice likes <b>tea</b>.", actor="t")
+    memory_create(
+        namespace="user:bob",
+        kind="procedure",
+        content="Bob never deploys on Fridays.",
+        procedure_subtype="constraint",
+        actor="t",
+    )
+
+    page.goto(f"{live_server.url}/")
+    assert "/admin/login/" in page.url
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "analytical-engine")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    rows = page.locator("#memory-list tbody tr")
+    assert rows.count() == 2
+    assert page.get_by_text("Alice likes <b>tea</b>.").is_visible()  # escaped, shown literally
+
+    page.evaluate("window.__marker = 'same page'")
+    page.select_option("#namespace", "user:bob")
+    page.wait_for_function("document.querySelectorAll('#memory-list tbody tr').length === 1")
+    assert "Bob never deploys" in page.locator("#memory-list").inner_text()
+    assert page.evaluate("window.__marker") == "same page"  # swapped by htmx, no reload
+    page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)

@@ -1,0 +1,123 @@
+"""The real service in subprocesses: a huey consumer, `serve`, the start-up checks."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.processes import (
+    children_of,
+    free_port,
+    http_get,
+    is_running,
+    manage,
+    service_env,
+    start_manage,
+    wait_for_http,
+)
+
+pytestmark = pytest.mark.slow
+
+PROBE = (
+    "import json; from spaceduck.tasks import sqlite_vec_probe; "
+    "print(json.dumps(sqlite_vec_probe()(blocking=True, timeout=60)))"
+)
+
+
+@pytest.fixture
+def migrated_env(tmp_path: Path) -> dict[str, str]:
+    env = service_env(tmp_path)
+    result = manage(env, "migrate", "--no-input")
+    assert result.returncode == 0, result.stderr
+    return env
+
+
+def test_a_real_huey_consumer_runs_a_task_that_uses_sqlite_vec(
+    migrated_env: dict[str, str],
+) -> None:
+    consumer = start_manage(migrated_env, "run_huey", "--workers", "1", "--worker-type", "thread")
+    try:
+        result = manage(migrated_env, "shell", "-c", PROBE, timeout=90)
+        assert result.returncode == 0, result.stderr
+        answer = json.loads(result.stdout.strip().splitlines()[-1])
+        assert answer["vec_version"] == "v0.1.9"
+        assert answer["distance"] == pytest.approx(1.0)
+        assert answer["pid"] == consumer.pid  # it ran in the consumer, not inline
+    finally:
+        consumer.send_signal(signal.SIGINT)
+        consumer.wait(timeout=30)
+
+
+def test_serve_runs_web_and_worker_and_stops_both_on_sigterm(migrated_env: dict[str, str]) -> None:
+    assert manage(migrated_env, "bootstrap").returncode == 0
+    port = free_port()
+    server = start_manage(migrated_env, "serve", f"127.0.0.1:{port}")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(f"{base}/api/health", server)
+        status, body = http_get(f"{base}/api/health")
+        assert status == 200
+        assert json.loads(body)["sqlite_vec"] == "v0.1.9"
+        assert http_get(f"{base}/admin/login/")[0] == 200
+        assert http_get(f"{base}/api/docs")[0] == 200
+        workers = children_of(server.pid)
+        assert len(workers) == 1
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    assert server.returncode == 0
+    assert not is_running(workers[0])
+
+
+def test_a_changed_embedding_dimension_stops_start_up_until_reindex(
+    migrated_env: dict[str, str],
+) -> None:
+    assert manage(migrated_env, "bootstrap").returncode == 0  # demo memories with 384-d vectors
+    changed = {**migrated_env, "SPACEDUCK_EMBEDDING_DIMENSIONS": "64"}
+    refused = manage(changed, "serve", f"127.0.0.1:{free_port()}", timeout=60)
+    assert refused.returncode != 0
+    assert "python manage.py reindex" in refused.stderr
+    assert "384d" in refused.stderr
+    assert "64d" in refused.stderr
+    worker = manage(changed, "run_huey")
+    assert worker.returncode != 0
+    assert "reindex" in worker.stderr
+
+    reindexed = manage(changed, "reindex")
+    assert reindexed.returncode == 0, reindexed.stderr
+    assert "Reindexed 6 memories" in reindexed.stdout
+    search = (
+        "from memories import vector_index; from spaceduck.providers import get_embedder; "
+        "from memories.models import Memory; "
+        "hit = vector_index.knn('user:demo', get_embedder().embed(['deploy on a Friday'])[0], 1); "
+        "print(Memory.objects.get(pk=hit[0][0]).content)"
+    )
+    found = manage(changed, "shell", "-c", search)
+    assert found.returncode == 0, found.stderr
+    assert "Friday" in found.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("SPACEDUCK_EMBEDDING_PROVIDER", "bert", "use one of: local, hash, openai"),
+        ("SPACEDUCK_DEBUG", "maybe", "is not a boolean"),
+        ("SPACEDUCK_WORKERS", "0", "must be an integer >= 1"),
+        ("SPACEDUCK_DATABASE_TIMEOUT", "1", ">= 5.0"),
+        ("SPACEDUCK_CHAT_TIMEOUT", "nan", "finite number"),
+        ("SPACEDUCK_EMBEDDING_DIMENSIONS", "many", "is not an integer"),
+        ("SPACEDUCK_CHAT_PROVIDER", "openai", "SPACEDUCK_CHAT_BASE_URL"),
+    ],
+)
+def test_bad_settings_stop_start_up_with_a_clear_message(
+    tmp_path: Path, name: str, value: str, expected: str
+) -> None:
+    result = manage(service_env(tmp_path, **{name: value}), "check")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "Traceback" not in result.stderr  # one clear line, not a stack trace
+    assert name in result.stderr
+    assert expected in result.stderr
