@@ -144,12 +144,13 @@ for _name, _conf in (("EMBEDDING", SPACEDUCK_EMBEDDINGS), ("CHAT", SPACEDUCK_CHA
 # --- Background work -----------------------------------------------------------
 REDIS_URL = env_optional_str("SPACEDUCK_REDIS_URL")
 HUEY_IMMEDIATE = env_bool("SPACEDUCK_HUEY_IMMEDIATE", False)
+HUEY_WORKERS = env_int("SPACEDUCK_WORKERS", 2, minimum=1)
 HUEY = {
     "name": "spaceduck",
     "immediate": HUEY_IMMEDIATE,
     "results": True,
     "utc": True,
-    "consumer": {"workers": env_int("SPACEDUCK_WORKERS", 2, minimum=1), "worker_type": "thread"},
+    "consumer": {"workers": HUEY_WORKERS, "worker_type": "thread"},
 }
 if HUEY_IMMEDIATE:
     pass  # djhuey uses an in-memory storage in immediate mode

@@ -121,3 +121,21 @@ def test_bad_settings_stop_start_up_with_a_clear_message(
     assert "Traceback" not in result.stderr  # one clear line, not a stack trace
     assert name in result.stderr
     assert expected in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({}, "SqliteHuey"),
+        ({"SPACEDUCK_REDIS_URL": "redis://127.0.0.1:6399/0"}, "RedisHuey"),
+    ],
+)
+def test_the_queue_is_sqlite_by_default_and_redis_when_configured(
+    tmp_path: Path, overrides: dict[str, str], expected: str
+) -> None:
+    show = "from huey.contrib.djhuey import HUEY; print(type(HUEY).__name__, HUEY.storage.name)"
+    result = manage(service_env(tmp_path, **overrides), "shell", "-c", show)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].split()[0] == expected
+    if expected == "SqliteHuey":
+        assert (tmp_path / "spaceduck.huey.sqlite3").exists()  # next to the database

@@ -77,7 +77,8 @@ class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
         load_sqlite_vec(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA legacy_alter_table = OFF")
-        for init_command in self.init_commands:
+        # init_commands is set by Django's get_connection_params (from OPTIONS).
+        for init_command in self.init_commands:  # type: ignore[attr-defined]
             if init_command := init_command.strip():
                 conn.execute(init_command)
         return conn

@@ -37,12 +37,13 @@ class Command(BaseCommand):
             if worker is not None:
                 self._stop_worker(worker)
 
-    def _start_worker(self) -> subprocess.Popen[bytes]:
+    def _start_worker(self) -> subprocess.Popen[bytes] | None:
         if settings.HUEY_IMMEDIATE:
             self.stdout.write(
                 "SPACEDUCK_HUEY_IMMEDIATE is on: tasks run inline, no worker started."
             )
-        workers = str(settings.HUEY["consumer"]["workers"])
+            return None
+        workers = str(settings.HUEY_WORKERS)
         self.stdout.write(f"Starting the huey consumer ({workers} workers).")
         return subprocess.Popen(
             [
