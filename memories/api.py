@@ -14,6 +14,8 @@ from memories.models import Memory
 from spaceduck.access import request_token, require_namespace
 
 router = Router(tags=["memories"])
+facts_router = Router(tags=["facts"])
+threads_router = Router(tags=["threads"])
 
 
 class MemoryOut(Schema):

@@ -11,6 +11,7 @@ from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError
 
 from spaceduck.access import TokenAuth, request_token
+from spaceduck.errors import ServiceError
 
 api = NinjaAPI(
     title="spaceduck",
@@ -83,10 +84,20 @@ def health(request: HttpRequest) -> HttpResponse:
     return api.create_response(request, body, status=200)
 
 
+@api.exception_handler(ServiceError)
+def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
 def _register_routers() -> None:
+    from memories.api import facts_router, threads_router
     from memories.api import router as memories_router
+    from notes.api import router as notes_router
 
     api.add_router("/memories", memories_router)
+    api.add_router("/facts", facts_router)
+    api.add_router("/threads", threads_router)
+    api.add_router("/notes", notes_router)
 
 
 _register_routers()

@@ -26,4 +26,8 @@ os.environ.update(
 
 from spaceduck.settings import *  # noqa: E402,F403
 
+# A file, not the in-memory default: tests with several threads or processes then
+# get real SQLite locking (WAL + busy timeout), as in production.
+DATABASES["default"]["TEST"]["NAME"] = str(DATA_DIR / "test.sqlite3")  # noqa: F405
+
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
