@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from memories.models import Fact, Memory, MemoryEvent, Message, Thread
+from memories.models import Fact, MaintenanceRun, Memory, MemoryEvent, Message, Thread
 
 
 @admin.register(Memory)
@@ -54,3 +54,9 @@ class MessageAdmin(admin.ModelAdmin):
     list_display = ("id", "thread", "role", "created_at")
     list_filter = ("role",)
     raw_id_fields = ("thread",)
+
+
+@admin.register(MaintenanceRun)
+class MaintenanceRunAdmin(admin.ModelAdmin):
+    list_display = ("processor", "started_at", "finished_at", "ok", "changes", "error")
+    list_filter = ("processor", "ok")

@@ -8,10 +8,12 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router, Schema
 from ninja.errors import HttpError
+from pydantic import ConfigDict, StrictInt, StrictStr
 
 from memories import selectors, services
-from memories.models import Memory
-from spaceduck.access import request_token, require_namespace
+from memories.models import Memory, Thread
+from spaceduck.access import request_token, require_namespace, require_permission
+from spaceduck.errors import NotFound
 
 router = Router(tags=["memories"])
 facts_router = Router(tags=["facts"])
@@ -73,3 +75,199 @@ def delete_memory(request: HttpRequest, memory_id: int) -> Any:
     memory = _visible_memory(request, memory_id, "write")
     services.memory_delete(memory=memory, actor=f"token:{request_token(request).name}")
     return 204, None
+
+
+# --- Facts ------------------------------------------------------------------------
+# Keys are matched with Django's ``path`` converter, so a key may contain "/"
+# (``/api/facts/user:alice/prefs/theme`` is key ``prefs/theme``). Other
+# reserved characters (``?``, ``#``, ``%``) must be percent-encoded.
+# Routes with a single response status (201, 204) return the body alone and
+# ninja answers with that status (returning a tuple is deprecated).
+
+
+class FactIn(Schema):
+    # No default: a body without "value" is a 422, while "value": null stores
+    # JSON null, which is a valid fact value.
+    value: Any
+    ttl_ms: StrictInt | None = None
+    provenance: dict[str, Any] | None = None
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class FactOut(Schema):
+    namespace: str
+    key: str
+    value: Any
+    ttl_ms: int | None
+    expires_at: datetime | None
+    provenance: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class FactListOut(Schema):
+    facts: list[FactOut]
+
+
+@facts_router.get("", response=FactListOut)
+def list_facts(request: HttpRequest, namespace: str) -> Any:
+    canonical = require_namespace(request, namespace, "read")
+    return {"facts": selectors.list_facts(canonical)}
+
+
+@facts_router.get("/{namespace}/{path:key}", response=FactOut)
+def get_fact(request: HttpRequest, namespace: str, key: str) -> Any:
+    canonical = require_namespace(request, namespace, "read")
+    fact = selectors.get_fact(canonical, key)
+    if fact is None:  # missing and expired look the same
+        raise HttpError(404, f"fact {key!r} not found in namespace {canonical!r}")
+    return fact
+
+
+@facts_router.put("/{namespace}/{path:key}", response=FactOut)
+def put_fact(request: HttpRequest, namespace: str, key: str, payload: FactIn) -> Any:
+    canonical = require_namespace(request, namespace, "write")
+    return services.set_fact(
+        canonical, key, payload.value, ttl_ms=payload.ttl_ms, provenance=payload.provenance
+    )
+
+
+@facts_router.delete("/{namespace}/{path:key}", response={204: None})
+def delete_fact(request: HttpRequest, namespace: str, key: str) -> Any:
+    canonical = require_namespace(request, namespace, "write")
+    services.delete_fact(canonical, key)  # idempotent: a missing key is fine
+    return None
+
+
+# --- Threads and messages ---------------------------------------------------------
+
+
+class ThreadIn(Schema):
+    namespace: StrictStr
+    title: StrictStr | None = None
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ThreadOut(Schema):
+    id: str
+    namespace: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class ThreadListOut(Schema):
+    threads: list[ThreadOut]
+
+
+class MessageIn(Schema):
+    role: StrictStr
+    content: Any  # required; text or any JSON value except null
+    id: StrictStr | None = None
+    created_at: datetime | None = None
+    provenance: dict[str, Any] | None = None
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageOut(Schema):
+    id: str
+    thread_id: str
+    role: str
+    content: Any
+    provenance: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class MessageSavedOut(MessageOut):
+    """The answer to saving a message: the message, plus what saving it started.
+
+    Its own class so later additions (such as the id of the extraction the save
+    queued) extend this response without touching message listings.
+    """
+
+
+class MessageListOut(Schema):
+    messages: list[MessageOut]
+
+
+class MessageIdsIn(Schema):
+    ids: list[StrictStr]
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeletedOut(Schema):
+    deleted: int
+
+
+def _visible_thread(request: HttpRequest, thread_id: str, permission: str = "read") -> Thread:
+    """The thread, or the same 404 whether it is missing or outside the token's grants."""
+    try:
+        thread = selectors.get_thread(thread_id)
+    except NotFound:
+        thread = None
+    if thread is None or not request_token(request).grants_namespace(thread.namespace):
+        raise HttpError(404, f"thread {thread_id!r} not found")
+    require_permission(request, permission)
+    return thread
+
+
+@threads_router.post("", response={201: ThreadOut})
+def create_thread(request: HttpRequest, payload: ThreadIn) -> Any:
+    canonical = require_namespace(request, payload.namespace, "write")
+    return services.create_thread(canonical, title=payload.title)
+
+
+@threads_router.get("", response=ThreadListOut)
+def list_threads(request: HttpRequest, namespace: str) -> Any:
+    canonical = require_namespace(request, namespace, "read")
+    return {"threads": selectors.list_threads(canonical)}
+
+
+@threads_router.get("/{thread_id}", response=ThreadOut)
+def get_thread(request: HttpRequest, thread_id: str) -> Any:
+    return _visible_thread(request, thread_id)
+
+
+@threads_router.delete("/{thread_id}", response={204: None})
+def delete_thread(request: HttpRequest, thread_id: str) -> Any:
+    thread = _visible_thread(request, thread_id, "write")
+    services.delete_thread(thread.id)
+    return None
+
+
+@threads_router.get("/{thread_id}/messages", response=MessageListOut)
+def list_messages(
+    request: HttpRequest,
+    thread_id: str,
+    limit: int | None = None,
+    before: str | None = None,
+    after: str | None = None,
+) -> Any:
+    thread = _visible_thread(request, thread_id)
+    messages = selectors.list_messages(thread.id, limit=limit, before=before, after=after)
+    return {"messages": messages}
+
+
+@threads_router.post("/{thread_id}/messages", response={201: MessageSavedOut})
+def save_message(request: HttpRequest, thread_id: str, payload: MessageIn) -> Any:
+    thread = _visible_thread(request, thread_id, "write")
+    message = services.save_message(
+        thread.id,
+        payload.role,
+        payload.content,
+        id=payload.id,
+        created_at=payload.created_at,
+        provenance=payload.provenance,
+    )
+    return message
+
+
+@threads_router.post("/{thread_id}/messages/delete", response=DeletedOut)
+def delete_messages(request: HttpRequest, thread_id: str, payload: MessageIdsIn) -> Any:
+    thread = _visible_thread(request, thread_id, "write")
+    return {"deleted": services.delete_messages(thread.id, payload.ids)}

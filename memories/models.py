@@ -194,3 +194,20 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"memory {self.memory_id} {self.event}"
+
+
+class MaintenanceRun(models.Model):
+    """One run of a maintenance processor and what it changed (or why it failed)."""
+
+    processor = models.CharField(max_length=64)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    ok = models.BooleanField(default=False)
+    changes = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering: ClassVar = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.processor} at {self.started_at:%Y-%m-%d %H:%M}"

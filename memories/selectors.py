@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
-from memories.models import Memory, MemoryEvent
+from memories.models import Fact, Memory, MemoryEvent, Message, Thread
+from spaceduck.errors import InvalidInput, NotFound
+from spaceduck.namespaces import InvalidNamespace, normalize_namespace
 
 
 def memory_list(
@@ -33,3 +37,149 @@ def memory_get(*, memory_id: int) -> Memory | None:
 
 def memory_history(*, memory_id: int) -> QuerySet[MemoryEvent]:
     return MemoryEvent.objects.filter(memory_id=memory_id).order_by("created_at", "id")
+
+
+# --- Facts, threads and messages ------------------------------------------------
+# The issue fixes these names and positional signatures (``get_fact(ns, key)``),
+# so they differ from the keyword-only ``memory_*`` functions above. The
+# validators live here because both the reads below and the writes in
+# memories.services need them, and services may import selectors (not the
+# other way round).
+
+MAX_FACT_KEY_LENGTH = 255
+MAX_MESSAGE_ID_LENGTH = 64
+
+
+def clean_namespace(ns: object) -> str:
+    """The canonical namespace, or InvalidInput saying what is wrong with it."""
+    if not isinstance(ns, str):
+        raise InvalidInput(f"namespace must be a string like 'user:alice', got {ns!r}")
+    try:
+        return normalize_namespace(ns)
+    except InvalidNamespace as exc:
+        raise InvalidInput(f"invalid namespace: {exc}") from None
+
+
+def clean_fact_key(key: object) -> str:
+    if not isinstance(key, str) or not key:
+        raise InvalidInput(f"fact key must be a non-empty string, got {key!r}")
+    if len(key) > MAX_FACT_KEY_LENGTH:
+        raise InvalidInput(f"fact key is longer than {MAX_FACT_KEY_LENGTH} characters")
+    if _has_control_characters(key):
+        raise InvalidInput("fact key must not contain control characters")
+    return key
+
+
+def clean_message_id(message_id: object, what: str = "message id") -> str:
+    if not isinstance(message_id, str) or not message_id:
+        raise InvalidInput(f"{what} must be a non-empty string, got {message_id!r}")
+    if len(message_id) > MAX_MESSAGE_ID_LENGTH:
+        raise InvalidInput(f"{what} is longer than {MAX_MESSAGE_ID_LENGTH} characters")
+    if _has_control_characters(message_id):
+        raise InvalidInput(f"{what} must not contain control characters")
+    return message_id
+
+
+def clean_limit(limit: object) -> int | None:
+    # bool is an int subclass; True as a limit is a caller bug, not "1".
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise InvalidInput(f"limit must be a non-negative integer or None, got {limit!r}")
+    return limit
+
+
+def _has_control_characters(text: str) -> bool:
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+
+
+def _live(now: datetime) -> Q:
+    # Expiry is checked on every read, so an expired fact disappears at once,
+    # not when the garbage collector happens to run.
+    return Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+
+
+def get_fact(ns: str, key: str) -> Fact | None:
+    """The live fact at (namespace, key), or None when missing or expired."""
+    namespace, key = clean_namespace(ns), clean_fact_key(key)
+    return Fact.objects.filter(_live(timezone.now()), namespace=namespace, key=key).first()
+
+
+def list_facts(ns: str) -> list[Fact]:
+    """The namespace's live facts, by key."""
+    namespace = clean_namespace(ns)
+    return list(Fact.objects.filter(_live(timezone.now()), namespace=namespace).order_by("key"))
+
+
+def list_all_facts() -> list[Fact]:
+    """Every live fact, by namespace then key."""
+    return list(Fact.objects.filter(_live(timezone.now())).order_by("namespace", "key"))
+
+
+def get_thread(thread_id: str) -> Thread:
+    thread = Thread.objects.filter(pk=clean_message_id(thread_id, "thread id")).first()
+    if thread is None:
+        raise NotFound(f"thread {thread_id!r} not found")
+    return thread
+
+
+def list_threads(ns: str | None = None) -> list[Thread]:
+    """Oldest first; every namespace when ``ns`` is None."""
+    threads = Thread.objects.order_by("created_at", "id")
+    if ns is not None:
+        threads = threads.filter(namespace=clean_namespace(ns))
+    return list(threads)
+
+
+def count_messages(thread_id: str) -> int:
+    return Message.objects.filter(thread=get_thread(thread_id)).count()
+
+
+def list_messages(
+    thread_id: str,
+    limit: int | None = None,
+    before: str | None = None,
+    after: str | None = None,
+) -> list[Message]:
+    """Messages in chronological order: ``created_at``, then ``id``.
+
+    ``before``/``after`` are message ids of this thread; results lie strictly
+    before/after that message in the same order. With ``limit``, paging forward
+    (``after`` given) returns the oldest N after the cursor; otherwise the newest
+    N, because context building needs the recent end. Either way the list comes
+    back oldest first.
+    """
+    limit = clean_limit(limit)
+    thread = get_thread(thread_id)
+    messages = Message.objects.filter(thread=thread)
+    if before is not None:
+        messages = messages.filter(_before(_cursor(thread, before, "before")))
+    if after is not None:
+        messages = messages.filter(_after(_cursor(thread, after, "after")))
+    if limit is None:
+        return list(messages.order_by("created_at", "id"))
+    if limit == 0:
+        return []
+    if after is not None:
+        return list(messages.order_by("created_at", "id")[:limit])
+    newest_first = list(messages.order_by("-created_at", "-id")[:limit])
+    return newest_first[::-1]
+
+
+def _cursor(thread: Thread, message_id: str, name: str) -> tuple[datetime, str]:
+    message_id = clean_message_id(message_id, f"{name} cursor")
+    found = Message.objects.filter(thread=thread, pk=message_id).values_list("created_at", "id")
+    cursor = found.first()
+    if cursor is None:
+        raise InvalidInput(f"{name} cursor {message_id!r} is not a message of this thread")
+    return cursor
+
+
+def _before(cursor: tuple[datetime, str]) -> Q:
+    created_at, message_id = cursor
+    return Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=message_id)
+
+
+def _after(cursor: tuple[datetime, str]) -> Q:
+    created_at, message_id = cursor
+    return Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=message_id)

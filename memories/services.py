@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import JSONField, Value
 from django.utils import timezone
 
 from memories import vector_index
-from memories.models import Memory, MemoryEvent, MemoryScope, MemoryStatus, SourceType
+from memories.models import (
+    Fact,
+    Memory,
+    MemoryEvent,
+    MemoryScope,
+    MemoryStatus,
+    Message,
+    MessageRole,
+    SourceType,
+    Thread,
+    new_id,
+)
+from memories.selectors import clean_fact_key, clean_message_id, clean_namespace, get_thread
+from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.namespaces import normalize_namespace
 from spaceduck.providers import get_embedder
 
@@ -126,3 +142,252 @@ def memory_delete(*, memory: Memory, actor: str, reason: str = "") -> None:
             data={"content": memory.content, "kind": memory.kind},
         )
         memory.delete()
+
+
+# --- Facts, threads and messages ------------------------------------------------
+# Names and positional signatures are fixed by the issue (``set_fact(ns, key,
+# value, ...)``). A fact write reads the clock once, so its ``updated_at``,
+# ``expires_at`` and (on insert) ``created_at`` always agree.
+
+MAX_THREAD_TITLE_LENGTH = 500
+# SQLite's limit on bound parameters is 999 in old builds (32766 in new ones);
+# chunks of 500 stay well under either, with room for the query's own params.
+DELETE_CHUNK_SIZE = 500
+MESSAGE_ROLES: tuple[str, ...] = tuple(MessageRole.values)
+# Provenance is any JSON object; these well-known keys are type-checked.
+_PROVENANCE_TYPES: dict[str, tuple[type, str]] = {
+    "run_id": (str, "a string"),
+    "node_id": (str, "a string"),
+    "iteration": (int, "a non-negative integer"),
+}
+
+
+def set_fact(
+    ns: str,
+    key: str,
+    value: Any,
+    ttl_ms: int | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> Fact:
+    """Upsert the fact at (namespace, key); the last write wins.
+
+    ``created_at`` survives an upsert; ``updated_at`` is refreshed and the TTL
+    counts from it. An upsert without ``ttl_ms`` clears the TTL, and provenance
+    is replaced, never merged: the row always describes the latest write only.
+    """
+    namespace, key = clean_namespace(ns), clean_fact_key(key)
+    stored = _json_copy(value, "fact value")
+    ttl_ms = _clean_ttl(ttl_ms)
+    provenance = _clean_provenance(provenance)
+    now = timezone.now()
+    expires_at = _expiry(now, ttl_ms)
+    # IMMEDIATE transactions take SQLite's write lock at BEGIN, so concurrent
+    # upserts of one key queue up instead of racing between read and write.
+    with transaction.atomic():
+        fact = Fact.objects.filter(namespace=namespace, key=key).first()
+        if fact is None:
+            fact = Fact(namespace=namespace, key=key, created_at=now)
+        fact.value = _storable(stored)
+        fact.ttl_ms, fact.expires_at = ttl_ms, expires_at
+        fact.provenance, fact.updated_at = provenance, now
+        fact.save()
+    fact.value = stored
+    return fact
+
+
+def delete_fact(ns: str, key: str) -> bool:
+    """Remove the fact; a missing key is a no-op. True when a row was removed."""
+    namespace, key = clean_namespace(ns), clean_fact_key(key)
+    deleted, _ = Fact.objects.filter(namespace=namespace, key=key).delete()
+    return deleted > 0
+
+
+def delete_expired_facts() -> int:
+    """Reclaim expired rows (reads hide them already). Returns how many were removed."""
+    deleted, _ = Fact.objects.filter(expires_at__lte=timezone.now()).delete()
+    return deleted
+
+
+def create_thread(ns: str, title: str | None = None) -> Thread:
+    namespace = clean_namespace(ns)
+    now = timezone.now()
+    return Thread.objects.create(
+        namespace=namespace, title=_clean_title(title), created_at=now, updated_at=now
+    )
+
+
+def delete_thread(thread_id: str) -> None:
+    """Delete the thread and all its messages together (NotFound when missing)."""
+    with transaction.atomic():
+        get_thread(thread_id).delete()
+
+
+def save_message(
+    thread_id: str,
+    role: str,
+    content: Any,
+    id: str | None = None,
+    created_at: datetime | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> Message:
+    """Append a message, or replace the one with this ``id`` in the same thread.
+
+    A replacement takes the new role, content and provenance but keeps its
+    original ``created_at`` (the given one is ignored), so it keeps its place in
+    the conversation. An id already used by another thread is a Conflict.
+    ``created_at`` must be timezone-aware: guessing a zone for a naive time
+    would silently reorder the conversation.
+    """
+    thread_id = clean_message_id(thread_id, "thread id")
+    role = _clean_role(role)
+    stored = _json_copy(content, "message content")
+    if stored is None:
+        raise InvalidInput("message content must be text or a JSON value other than null")
+    message_id = new_id() if id is None else clean_message_id(id)
+    created_at = _clean_created_at(created_at)
+    provenance = _clean_provenance(provenance)
+    now = timezone.now()
+    with transaction.atomic():
+        thread = get_thread(thread_id)
+        message = Message.objects.filter(pk=message_id).first()
+        if message is not None and message.thread_id != thread.pk:
+            raise Conflict(f"message id {message_id!r} already belongs to another thread")
+        if message is None:
+            message = Message(
+                id=message_id, thread=thread, created_at=created_at or _append_time(thread, now)
+            )
+        message.role, message.content, message.provenance = role, stored, provenance
+        message.save()
+        Thread.objects.filter(pk=thread.pk).update(updated_at=now)
+    return message
+
+
+def delete_messages(thread_id: str, ids: Iterable[str]) -> int:
+    """Delete this thread's messages among ``ids``; returns how many were deleted.
+
+    Ids of other threads and unknown ids are ignored. Any number of ids works:
+    they are deleted in chunks that fit SQLite's bound-parameter limit, all in
+    one transaction.
+    """
+    unique = _clean_ids(ids)
+    with transaction.atomic():
+        thread = get_thread(thread_id)
+        deleted = 0
+        for start in range(0, len(unique), DELETE_CHUNK_SIZE):
+            chunk = unique[start : start + DELETE_CHUNK_SIZE]
+            _, per_model = Message.objects.filter(thread=thread, pk__in=chunk).delete()
+            deleted += per_model.get(Message._meta.label, 0)
+        if deleted:
+            Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
+    return deleted
+
+
+def _json_copy(value: Any, what: str) -> Any:
+    """The value as it will read back from the database, or InvalidInput.
+
+    ``allow_nan=False`` because NaN and Infinity are not JSON. Round-tripping
+    also turns tuples into lists and non-string keys into strings up front, so
+    the caller gets back exactly what later reads return.
+    """
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def _storable(value: Any) -> Any:
+    # A bare None would be SQL NULL, which the non-null column rejects; JSON null
+    # is a valid fact value, so store it explicitly.
+    return Value(None, JSONField()) if value is None else value
+
+
+def _clean_ttl(ttl_ms: object) -> int | None:
+    if ttl_ms is None:
+        return None
+    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
+        raise InvalidInput(f"ttl_ms must be a non-negative integer or None, got {ttl_ms!r}")
+    return ttl_ms
+
+
+def _expiry(now: datetime, ttl_ms: int | None) -> datetime | None:
+    if ttl_ms is None:
+        return None
+    try:
+        return now + timedelta(milliseconds=ttl_ms)
+    except OverflowError:
+        raise InvalidInput(f"ttl_ms {ttl_ms} is too large") from None
+
+
+def _clean_provenance(provenance: object) -> dict[str, Any] | None:
+    if provenance is None:
+        return None
+    if not isinstance(provenance, dict):
+        raise InvalidInput(f"provenance must be a JSON object or None, got {provenance!r}")
+    for name, (expected, description) in _PROVENANCE_TYPES.items():
+        field = provenance.get(name)
+        if field is None:
+            continue
+        bad_type = isinstance(field, bool) or not isinstance(field, expected)
+        if bad_type or (expected is int and field < 0):
+            raise InvalidInput(f"provenance {name} must be {description}, got {field!r}")
+    copy: dict[str, Any] = _json_copy(provenance, "provenance")
+    return copy
+
+
+def _clean_title(title: object) -> str:
+    if title is None:
+        return ""
+    if not isinstance(title, str):
+        raise InvalidInput(f"thread title must be a string or None, got {title!r}")
+    title = title.strip()
+    if len(title) > MAX_THREAD_TITLE_LENGTH:
+        raise InvalidInput(f"thread title is longer than {MAX_THREAD_TITLE_LENGTH} characters")
+    if any(ord(ch) < 32 for ch in title):
+        raise InvalidInput("thread title must be one line without control characters")
+    return title
+
+
+def _clean_role(role: object) -> str:
+    if role not in MESSAGE_ROLES:
+        raise InvalidInput(f"role must be one of {', '.join(MESSAGE_ROLES)}; got {role!r}")
+    return str(role)
+
+
+def _clean_created_at(created_at: object) -> datetime | None:
+    if created_at is None:
+        return None
+    if not isinstance(created_at, datetime):
+        raise InvalidInput(f"created_at must be a datetime, got {created_at!r}")
+    if timezone.is_naive(created_at):
+        raise InvalidInput("created_at must be timezone-aware (e.g. 2024-05-01T12:00:00Z)")
+    return created_at
+
+
+def _append_time(thread: Thread, now: datetime) -> datetime:
+    """``now``, nudged past the thread's newest message.
+
+    Messages saved without ``created_at`` are appends; a clock that steps back
+    (or two saves within one microsecond) must not order them before what is
+    already there, since ties would fall back to the random id.
+    """
+    newest = (
+        Message.objects.filter(thread=thread)
+        .order_by("-created_at", "-id")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if newest is not None and newest >= now:
+        return newest + timedelta(microseconds=1)
+    return now
+
+
+def _clean_ids(ids: object) -> list[str]:
+    # A lone string is iterable too; deleting its characters is never meant.
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise InvalidInput(f"ids must be a list of message ids, got {ids!r:.80}")
+    unique: dict[str, None] = {}
+    for message_id in ids:
+        if not isinstance(message_id, str):
+            raise InvalidInput(f"every message id must be a string, got {message_id!r:.80}")
+        unique[message_id] = None
+    return list(unique)

@@ -1,7 +1,254 @@
-"""JSON API for notes: validate, authorise, call services/selectors, shape output."""
+"""JSON API for notes: validate, authorise, call services/selectors, shape output.
+
+The approval gate lives here because it is about who calls: a token without
+``approve`` may save notes, but it cannot make knowledge replace knowledge on
+its own (a superseding note from it is saved as ``pending``), nor accept,
+reject, or reopen a decided note.
+"""
 
 from __future__ import annotations
 
-from ninja import Router
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema, Status
+from ninja.errors import HttpError
+
+from notes import selectors, services
+from notes.models import Note, NoteStatus
+from spaceduck.access import request_token, require_namespace, require_permission
+from spaceduck.errors import NotFound
+from spaceduck.models import ApiToken
 
 router = Router(tags=["notes"])
+
+# Statuses that decide a note: setting them, or leaving them, is an approval.
+DECIDED: frozenset[str] = frozenset({NoteStatus.ACCEPTED, NoteStatus.REJECTED})
+
+
+class NoteIn(Schema):
+    namespace: str
+    body: str
+    kind: str | None = None
+    tags: list[str] | None = None
+    author: str | None = Field(None, description="Defaults to the token, as `token:<name>`.")
+    status: str | None = Field(
+        None,
+        description="accepted (default), pending or rejected. Without the `approve` "
+        "permission a note with `supersedes` defaults to pending and cannot be "
+        "saved as accepted or rejected.",
+    )
+    supersedes: list[str] | None = None
+    provenance: dict[str, Any] | None = None
+    id: str | None = Field(None, description="Your id for the note; saving it again is a no-op.")
+
+
+class NoteOut(Schema):
+    id: str
+    namespace: str
+    kind: str
+    body: str
+    tags: list[str]
+    author: str
+    status: str
+    status_by: str
+    status_at: datetime | None
+    provenance: dict[str, Any] | None
+    created_at: datetime
+    supersedes: list[str]
+
+
+class NoteListOut(Schema):
+    notes: list[NoteOut]
+
+
+class NoteHitOut(NoteOut):
+    score: float = Field(description="Higher is a better match (negated BM25).")
+
+
+class NoteSearchOut(Schema):
+    notes: list[NoteHitOut]
+
+
+class StatusIn(Schema):
+    status: str
+
+
+class SearchEnabledOut(Schema):
+    kind: str
+    enabled: bool
+    newly_enabled: bool
+    backfilled: int
+
+
+def _note_out(note: Note, supersedes: list[str]) -> dict[str, Any]:
+    return {
+        "id": note.uid,
+        "namespace": note.namespace,
+        "kind": note.kind,
+        "body": note.body,
+        "tags": note.tags,
+        "author": note.author,
+        "status": note.status,
+        "status_by": note.status_by,
+        "status_at": note.status_at,
+        "provenance": note.provenance,
+        "created_at": note.created_at,
+        "supersedes": supersedes,
+    }
+
+
+def _notes_out(notes: list[Note]) -> list[dict[str, Any]]:
+    edges = selectors.note_supersedes(notes)
+    return [_note_out(note, edges[note.pk]) for note in notes]
+
+
+def _visible_note(request: HttpRequest, note_id: str) -> Note:
+    """The note if the token may read its namespace; otherwise 404, exactly like a
+    missing note, so ids in other namespaces cannot be probed."""
+    try:
+        note = selectors.get_note(note_id)
+    except NotFound:
+        note = None
+    if note is None or not request_token(request).grants_namespace(note.namespace):
+        raise HttpError(404, f"note {note_id!r} not found")
+    require_namespace(request, note.namespace, "read")
+    return note
+
+
+def _by(request: HttpRequest) -> str:
+    return f"token:{request_token(request).name}"
+
+
+def _split_statuses(status: str | None) -> list[str] | None:
+    if status is None:
+        return None
+    return [part.strip() for part in status.split(",")]
+
+
+# --- search (declared before /{note_id} so "search" is not read as an id) ------
+
+
+def _granted_namespaces(token: ApiToken, kind: str) -> list[str] | None:
+    """The token's namespaces of ``kind`` (None: every namespace of it)."""
+    if "*" in token.namespaces or f"{kind}:*" in token.namespaces:
+        return None
+    return [grant for grant in token.namespaces if grant.partition(":")[0] == kind]
+
+
+@router.post("/search/{kind}/enable", response=SearchEnabledOut)
+def enable_search(request: HttpRequest, kind: str) -> Any:
+    # Enabling indexes every namespace of the kind and adds work to every later
+    # write in it, so it takes a grant on the whole kind, not on one namespace.
+    kind = services.check_namespace_kind(kind)
+    token = request_token(request)
+    if _granted_namespaces(token, kind) is not None:
+        raise HttpError(
+            403,
+            f"enabling note search affects every {kind} namespace; "
+            f"it needs a '{kind}:*' grant and the 'write' permission",
+        )
+    require_permission(request, "write")
+    result = services.enable_note_search(kind)
+    return {
+        "kind": result.kind,
+        "enabled": True,
+        "newly_enabled": result.newly_enabled,
+        "backfilled": result.backfilled,
+    }
+
+
+@router.get("/search", response=NoteSearchOut)
+def search(
+    request: HttpRequest,
+    kind: str,
+    q: str,
+    limit: int = 20,
+    namespace: str | None = None,
+    status: str | None = None,
+    include_superseded: bool = False,
+) -> Any:
+    namespaces: list[str] | None = None
+    if namespace is not None:
+        namespace = require_namespace(request, namespace, "read")
+    else:
+        require_permission(request, "read")
+        # Without a namespace the search spans the kind, limited to the token's grants.
+        namespaces = _granted_namespaces(request_token(request), kind)
+    hits = selectors.search_note_hits(
+        kind,
+        q,
+        limit,
+        namespace,
+        _split_statuses(status),
+        include_superseded,
+        namespaces=namespaces,
+    )
+    notes = _notes_out([hit.note for hit in hits])
+    return {"notes": [{**out, "score": hit.score} for out, hit in zip(notes, hits, strict=True)]}
+
+
+# --- notes --------------------------------------------------------------------
+
+
+@router.post("", response={200: NoteOut, 201: NoteOut})
+def create_note(request: HttpRequest, payload: NoteIn) -> Any:
+    namespace = require_namespace(request, payload.namespace, "write")
+    status = payload.status
+    if payload.supersedes and not request_token(request).has_permission("approve"):
+        if status is None:
+            status = NoteStatus.PENDING
+        elif status in DECIDED:
+            raise HttpError(
+                403,
+                f"a note that supersedes others can be saved as {status!r} only with "
+                "the 'approve' permission; save it as pending for review",
+            )
+    saved = services.save_note_outcome(
+        namespace=namespace,
+        body=payload.body,
+        kind=payload.kind,
+        tags=payload.tags,
+        author=_by(request) if payload.author is None else payload.author,
+        status=NoteStatus.ACCEPTED if status is None else status,
+        supersedes=payload.supersedes or (),
+        provenance=payload.provenance,
+        id=payload.id,
+    )
+    return Status(201 if saved.created else 200, _notes_out([saved.note])[0])
+
+
+@router.get("", response=NoteListOut)
+def list_notes(
+    request: HttpRequest,
+    namespace: str,
+    status: str | None = None,
+    include_superseded: bool = False,
+    kind: str | None = None,
+) -> Any:
+    canonical = require_namespace(request, namespace, "read")
+    notes = selectors.list_notes(
+        canonical,
+        status=_split_statuses(status),
+        include_superseded=include_superseded,
+        kind=kind,
+    )
+    return {"notes": _notes_out(list(notes))}
+
+
+@router.get("/{note_id}", response=NoteOut)
+def get_note(request: HttpRequest, note_id: str) -> Any:
+    return _notes_out([_visible_note(request, note_id)])[0]
+
+
+@router.post("/{note_id}/status", response=NoteOut)
+def set_status(request: HttpRequest, note_id: str, payload: StatusIn) -> Any:
+    new_status = services.check_status(payload.status)
+    note = _visible_note(request, note_id)
+    # Accepting or rejecting is approval; so is reopening a decided note, which
+    # would otherwise let a write-only token hide accepted knowledge.
+    needs_approval = new_status in DECIDED or note.status in DECIDED
+    require_namespace(request, note.namespace, "approve" if needs_approval else "write")
+    updated = services.set_note_status(note.uid, new_status, by=_by(request))
+    return _notes_out([updated])[0]

@@ -168,6 +168,14 @@ else:
         }
     )
 
+# --- Maintenance ---------------------------------------------------------------
+TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)
+COMPACTION_EVERY_MINUTES = env_int("SPACEDUCK_COMPACTION_EVERY_MINUTES", 60, minimum=1)
+# Destructive processors are off unless configured: summaries replace old
+# messages, the token limit deletes them.
+SUMMARIZER_ENABLED = env_bool("SPACEDUCK_SUMMARIZER_ENABLED", False)
+THREAD_MAX_TOKENS = env_optional_int("SPACEDUCK_THREAD_MAX_TOKENS", minimum=0)
+
 # --- Auth / web ---------------------------------------------------------------
 LOGIN_URL = "admin:login"
 LOGIN_REDIRECT_URL = "/"

@@ -8,9 +8,27 @@ from django.db import connection
 from spaceduck.fts import literal_terms, match_expression
 
 HOSTILE = [
-    'NOT cafe', "cafe NEAR lait", "caf*", "body:cafe", '"unbalanced', "(cafe", "{cafe}",
-    "^cafe", "-cafe", "cafe -lait", "a AND OR NOT b", "\x00cafe", "cafe\ud800", "''", "*",
-    "NEAR(cafe lait, 2)", ":", '""', "AND", "OR", "NOT",
+    "NOT cafe",
+    "cafe NEAR lait",
+    "caf*",
+    "body:cafe",
+    '"unbalanced',
+    "(cafe",
+    "{cafe}",
+    "^cafe",
+    "-cafe",
+    "cafe -lait",
+    "a AND OR NOT b",
+    "\x00cafe",
+    "cafe\ud800",
+    "''",
+    "*",
+    "NEAR(cafe lait, 2)",
+    ":",
+    '""',
+    "AND",
+    "OR",
+    "NOT",
 ]
 
 

@@ -1,0 +1,287 @@
+"""Read queries on notes, used by the JSON API, the dashboard and the CLI.
+
+The read contract: by default a reader sees accepted notes that no accepted
+note supersedes. Supersession is one hop and only an accepted superseder
+hides anything, so a pending proposal changes nothing until it is approved,
+and rejecting a superseder brings its targets back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Exists, OuterRef, QuerySet
+
+from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession
+from notes.services import (
+    STATUSES,
+    check_namespace,
+    check_namespace_kind,
+    check_note_id,
+    check_text,
+)
+from spaceduck.errors import InvalidInput, NotFound
+from spaceduck.fts import match_expression
+
+ANY_STATUS = "any"
+MAX_SEARCH_LIMIT = 200
+# Rows loaded per query when turning FTS rowids into notes: far below SQLite's
+# bound-parameter limit whatever the page size.
+LOAD_BATCH = 500
+
+# The FTS list runs alone, capped, in BM25 order (rank is bm25 by default);
+# rows are filtered afterwards, because MATCH combined with joins and filters
+# in one WHERE can be orders of magnitude slower.
+FTS_SEARCH_SQL = (
+    "SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH %s ORDER BY rank, rowid LIMIT %s"
+)
+
+
+class NoteSearchNotEnabled(InvalidInput):
+    """Search was asked for a namespace kind whose notes are not indexed."""
+
+
+@dataclass(frozen=True)
+class NoteHit:
+    note: Note
+    score: float  # -bm25: higher is a better match
+
+
+_Loader = Callable[[list[tuple[int, float]]], list[NoteHit]]
+
+
+def parse_status_filter(status: str | Iterable[str] | None) -> list[str] | None:
+    """The statuses to show (None: every status); ``None`` in means the default, accepted."""
+    if status is None:
+        return [NoteStatus.ACCEPTED]
+    if isinstance(status, str):
+        status = [status]
+    elif isinstance(status, bytes) or not isinstance(status, Iterable):
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}, a list, or 'any'")
+    wanted = list(dict.fromkeys(status))
+    if ANY_STATUS in wanted:
+        return None
+    if not wanted:
+        raise InvalidInput("status filter is empty; give a status, a list of them, or 'any'")
+    unknown = [value for value in wanted if value not in STATUSES]
+    if unknown:
+        raise InvalidInput(
+            f"status {unknown[0]!r} is not one of {', '.join(STATUSES)} (or 'any' for every status)"
+        )
+    return wanted
+
+
+def superseded_by_accepted() -> Exists:
+    """True for a note that an accepted note supersedes (one hop: the superseder's own
+    supersession does not matter)."""
+    return Exists(
+        NoteSupersession.objects.filter(target=OuterRef("pk"), note__status=NoteStatus.ACCEPTED)
+    )
+
+
+def _apply_read_contract(
+    queryset: QuerySet[Note], *, statuses: list[str] | None, include_superseded: bool
+) -> QuerySet[Note]:
+    if statuses is not None:
+        queryset = queryset.filter(status__in=statuses)
+    if not include_superseded:
+        queryset = queryset.exclude(superseded_by_accepted())
+    return queryset
+
+
+def get_note(id: str) -> Note:
+    uid = check_note_id(id)
+    note = Note.objects.filter(uid=uid).first()
+    if note is None:
+        raise NotFound(f"note {uid!r} not found")
+    return note
+
+
+def list_notes(
+    namespace: str | None = None,
+    *,
+    status: str | Iterable[str] | None = NoteStatus.ACCEPTED,
+    include_superseded: bool = False,
+    kind: str | None = None,
+) -> QuerySet[Note]:
+    """Notes of ``namespace`` (every namespace when None) under the read contract,
+    oldest first."""
+    queryset = Note.objects.all()
+    if namespace is not None:
+        queryset = queryset.filter(namespace=check_namespace(namespace))
+    if kind is not None:
+        queryset = queryset.filter(kind=check_text(kind, field="kind"))
+    queryset = _apply_read_contract(
+        queryset,
+        statuses=parse_status_filter(status),
+        include_superseded=bool(include_superseded),
+    )
+    return queryset.order_by("created_at", "id")
+
+
+def note_supersedes(notes: Iterable[Note]) -> dict[int, list[str]]:
+    """For each note's pk, the uids of the notes it supersedes (in edge order)."""
+    ids = [note.pk for note in notes]
+    result: dict[int, list[str]] = {pk: [] for pk in ids}
+    for start in range(0, len(ids), LOAD_BATCH):
+        edges = (
+            NoteSupersession.objects.filter(note_id__in=ids[start : start + LOAD_BATCH])
+            .order_by("id")
+            .values_list("note_id", "target__uid")
+        )
+        for note_id, target_uid in edges:
+            result[note_id].append(target_uid)
+    return result
+
+
+# --- search -------------------------------------------------------------------
+
+
+def search_notes(
+    kind: str,
+    query: str,
+    limit: int = 20,
+    namespace: str | None = None,
+    status: str | Iterable[str] | None = NoteStatus.ACCEPTED,
+    include_superseded: bool = False,
+    *,
+    namespaces: Iterable[str] | None = None,
+) -> list[Note]:
+    """Notes of namespace kind ``kind`` matching ``query`` as literal text, best first."""
+    hits = search_note_hits(
+        kind,
+        query,
+        limit,
+        namespace,
+        status,
+        include_superseded,
+        namespaces=namespaces,
+    )
+    return [hit.note for hit in hits]
+
+
+def search_note_hits(
+    kind: str,
+    query: str,
+    limit: int = 20,
+    namespace: str | None = None,
+    status: str | Iterable[str] | None = NoteStatus.ACCEPTED,
+    include_superseded: bool = False,
+    *,
+    namespaces: Iterable[str] | None = None,
+) -> list[NoteHit]:
+    """Like search_notes, with each note's BM25 score.
+
+    ``namespaces`` (keyword-only) restricts results to those namespaces, e.g. a
+    token's grants; the page is still filled from the rest of the matches.
+    """
+    kind = check_namespace_kind(kind)
+    limit = _check_limit(limit)
+    allowed = _allowed_namespaces(kind, namespace=namespace, namespaces=namespaces)
+    statuses = parse_status_filter(status)
+    if not NoteSearchKind.objects.filter(kind=kind).exists():
+        raise NoteSearchNotEnabled(
+            f"note search is not enabled for namespace kind {kind!r}; enable it first "
+            f"(enable_note_search({kind!r}) or POST /api/notes/search/{kind}/enable)"
+        )
+    expression = match_expression(check_text_query(query), operator="AND")
+    if expression is None or allowed == []:
+        return []
+
+    def load(rows: list[tuple[int, float]]) -> list[NoteHit]:
+        return _live_hits(
+            rows,
+            kind=kind,
+            namespaces=allowed,
+            statuses=statuses,
+            include_superseded=bool(include_superseded),
+        )
+
+    return _fill_page(expression, limit=limit, load=load)
+
+
+def check_text_query(query: object) -> str:
+    # NUL and lone surrogates are fine here: match_expression drops them.
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a string, not {type(query).__name__}")
+    return query
+
+
+def _check_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidInput("limit must be an integer")
+    if not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+    return limit
+
+
+def _allowed_namespaces(
+    kind: str, *, namespace: str | None, namespaces: Iterable[str] | None
+) -> list[str] | None:
+    """The namespaces results may come from (None: every namespace of the kind)."""
+    if namespace is not None:
+        canonical = check_namespace(namespace)
+        if canonical.partition(":")[0] != kind:
+            raise InvalidInput(f"namespace {canonical!r} is not of kind {kind!r}")
+        if namespaces is not None and canonical not in set(namespaces):
+            return []
+        return [canonical]
+    if namespaces is None:
+        return None
+    return [ns for ns in dict.fromkeys(namespaces) if ns.partition(":")[0] == kind]
+
+
+def _fill_page(expression: str, *, limit: int, load: _Loader) -> list[NoteHit]:
+    """Walk the FTS list in BM25 order until ``limit`` live notes are found or it ends.
+
+    Superseded, pending or foreign notes may crowd the top of the list, so the
+    cap doubles until the page is full rather than returning a short page.
+    """
+    cap = max(limit * 2, 50)
+    done: set[int] = set()
+    hits: list[NoteHit] = []
+    while True:
+        rows = _fts_rows(expression, cap)
+        fresh = [row for row in rows if row[0] not in done]
+        done.update(rowid for rowid, _ in fresh)
+        hits.extend(load(fresh))
+        if len(hits) >= limit or len(rows) < cap:
+            break
+        cap *= 2
+    # Re-sort: a note written between two rounds may rank above earlier hits.
+    hits.sort(key=lambda hit: (-hit.score, hit.note.pk))
+    return hits[:limit]
+
+
+def _fts_rows(expression: str, cap: int) -> list[tuple[int, float]]:
+    with connection.cursor() as cursor:
+        cursor.execute(FTS_SEARCH_SQL, [expression, cap])
+        return [(int(rowid), float(rank)) for rowid, rank in cursor.fetchall()]
+
+
+def _live_hits(
+    rows: list[tuple[int, float]],
+    *,
+    kind: str,
+    namespaces: list[str] | None,
+    statuses: list[str] | None,
+    include_superseded: bool,
+) -> list[NoteHit]:
+    """The rows whose notes pass the filters and the read contract, in row order."""
+    hits: list[NoteHit] = []
+    for start in range(0, len(rows), LOAD_BATCH):
+        batch = rows[start : start + LOAD_BATCH]
+        # The index spans every enabled kind, so the kind filter is needed too.
+        queryset = Note.objects.filter(pk__in=[rowid for rowid, _ in batch], namespace_kind=kind)
+        if namespaces is not None:
+            queryset = queryset.filter(namespace__in=namespaces)
+        queryset = _apply_read_contract(
+            queryset, statuses=statuses, include_superseded=include_superseded
+        )
+        notes = {note.pk: note for note in queryset}
+        hits.extend(
+            NoteHit(note=notes[rowid], score=-rank) for rowid, rank in batch if rowid in notes
+        )
+    return hits

@@ -1,0 +1,308 @@
+"""Write operations on notes, used by the JSON API, the dashboard and the CLI.
+
+Notes are append-only: after insert only the status gate changes
+(``set_note_status``). Knowledge replaces knowledge through supersession edges,
+written once, with the note that carries them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession, new_uid
+from spaceduck.errors import Conflict, InvalidInput, NotFound
+from spaceduck.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
+
+STATUSES: tuple[str, ...] = tuple(NoteStatus.values)
+MAX_ID_LENGTH = 128
+MAX_KIND_LENGTH = 100
+MAX_AUTHOR_LENGTH = 255
+MAX_TAG_LENGTH = 100
+MAX_TAGS = 100
+MAX_SUPERSEDES = 100
+
+# Existing notes of a kind enter the index when search is enabled for it; the
+# triggers of migration 0002 index every later note of that kind.
+BACKFILL_SQL = (
+    "INSERT INTO notes_fts(rowid, body) SELECT id, body FROM notes_note WHERE namespace_kind = %s"
+)
+
+
+@dataclass(frozen=True)
+class NoteSearchEnabled:
+    kind: str
+    newly_enabled: bool  # False when search was already on: the call changed nothing
+    backfilled: int  # notes indexed by this call
+
+
+# --- validation -------------------------------------------------------------
+
+
+def check_text(value: object, *, field: str, max_length: int | None = None) -> str:
+    """``value`` as a string SQLite can store and bind faithfully, or InvalidInput."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidInput(f"{field} must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates, e.g. from a JSON "\ud800" escape
+        raise InvalidInput(f"{field} is not valid Unicode text (lone surrogate)") from None
+    if max_length is not None and len(value) > max_length:
+        raise InvalidInput(f"{field} is longer than {max_length} characters")
+    return value
+
+
+def check_status(value: object) -> str:
+    if value not in STATUSES:
+        raise InvalidInput(f"status {value!r} is not one of {', '.join(STATUSES)}")
+    return str(value)
+
+
+def check_namespace(value: object) -> str:
+    try:
+        return normalize_namespace(check_text(value, field="namespace"))
+    except InvalidNamespace as exc:
+        raise InvalidInput(f"invalid namespace: {exc}") from None
+
+
+def check_namespace_kind(value: object) -> str:
+    if value not in NAMESPACE_KINDS:
+        raise InvalidInput(f"kind {value!r} is not a namespace kind: {', '.join(NAMESPACE_KINDS)}")
+    return str(value)
+
+
+def check_note_id(value: object, *, field: str = "id") -> str:
+    text = check_text(value, field=field, max_length=MAX_ID_LENGTH)
+    if not text:
+        raise InvalidInput(f"{field} must not be empty")
+    # The id is a URL path segment (/api/notes/{id}): no slash, no spaces, no controls.
+    if "/" in text or any(ch.isspace() or ord(ch) < 32 for ch in text):
+        raise InvalidInput(f"{field} {text!r} must not contain '/', spaces or control characters")
+    return text
+
+
+def _check_string_list(value: object, *, field: str, max_items: int, max_length: int) -> list[str]:
+    # A bare string is iterable too: supersedes="abc" must not become ["a", "b", "c"].
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput(f"{field} must be a list of strings")
+    items = [check_text(item, field=f"{field} item", max_length=max_length) for item in value]
+    if len(items) > max_items:
+        raise InvalidInput(f"{field} has more than {max_items} items")
+    return items
+
+
+def _check_tags(value: object) -> list[str]:
+    tags = _check_string_list(value, field="tags", max_items=MAX_TAGS, max_length=MAX_TAG_LENGTH)
+    if any(not tag.strip() for tag in tags):
+        raise InvalidInput("tags must not be empty strings")
+    return tags
+
+
+def _check_supersedes(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput("supersedes must be a list of note ids")
+    ids = [check_note_id(item, field="supersedes item") for item in value]
+    unique = list(dict.fromkeys(ids))  # duplicates collapse, order kept
+    if len(unique) > MAX_SUPERSEDES:
+        raise InvalidInput(f"supersedes has more than {MAX_SUPERSEDES} notes")
+    return unique
+
+
+def _check_provenance(value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidInput("provenance must be an object (a dict) or null")
+    try:
+        # Strict JSON: no NaN/Infinity (SQLite's JSON functions reject them), no
+        # lone surrogates, only string keys, only JSON types.
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"provenance must be JSON-serialisable: {exc}") from None
+    if any(not isinstance(key, str) for key in value):
+        raise InvalidInput("provenance keys must be strings")
+    return value
+
+
+# --- notes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SavedNote:
+    note: Note
+    created: bool  # False when the id existed: the stored note came back unchanged
+
+
+def save_note(
+    namespace: str,
+    body: str,
+    kind: str | None = None,
+    tags: Iterable[str] | None = None,
+    author: str | None = None,
+    status: str = "accepted",
+    supersedes: Iterable[str] = (),
+    provenance: dict[str, Any] | None = None,
+    id: str | None = None,
+) -> Note:
+    """Insert a note and its supersession edges; saving an existing id returns it unchanged."""
+    return save_note_outcome(
+        namespace=namespace,
+        body=body,
+        kind=kind,
+        tags=tags,
+        author=author,
+        status=status,
+        supersedes=supersedes,
+        provenance=provenance,
+        id=id,
+    ).note
+
+
+def save_note_outcome(
+    *,
+    namespace: str,
+    body: str,
+    kind: str | None = None,
+    tags: Iterable[str] | None = None,
+    author: str | None = None,
+    status: str = "accepted",
+    supersedes: Iterable[str] = (),
+    provenance: dict[str, Any] | None = None,
+    id: str | None = None,
+) -> SavedNote:
+    """save_note, also telling whether this call created the note (the API answers 201 or 200)."""
+    fields = _note_fields(
+        namespace=namespace,
+        body=body,
+        kind=kind,
+        tags=tags,
+        author=author,
+        status=status,
+        provenance=provenance,
+    )
+    canonical = fields["namespace"]
+    uid = new_uid() if id is None else check_note_id(id)
+    target_uids = _check_supersedes(supersedes)
+    if uid in target_uids:
+        raise InvalidInput(f"note {uid!r} cannot supersede itself")
+    try:
+        # IMMEDIATE transactions take the write lock at BEGIN, so "look up, else
+        # insert" is one step for every process sharing the database file.
+        with transaction.atomic():
+            stored = Note.objects.filter(uid=uid).first()
+            if stored is not None:
+                return SavedNote(_stored_note(stored, namespace=canonical), created=False)
+            targets = _supersession_targets(target_uids, namespace=canonical)
+            note = Note.objects.create(uid=uid, **fields)
+            NoteSupersession.objects.bulk_create(
+                NoteSupersession(note=note, target=target, created_at=note.created_at)
+                for target in targets
+            )
+            return SavedNote(note, created=True)
+    except IntegrityError:
+        # A writer without the IMMEDIATE lock lost the race on the unique uid:
+        # the winner's note (and only its edges) stands.
+        stored = Note.objects.filter(uid=uid).first()
+        if stored is None:
+            raise
+        return SavedNote(_stored_note(stored, namespace=canonical), created=False)
+
+
+def _note_fields(
+    *,
+    namespace: object,
+    body: object,
+    kind: object,
+    tags: object,
+    author: object,
+    status: object,
+    provenance: object,
+) -> dict[str, Any]:
+    """The validated columns of a new note."""
+    canonical = check_namespace(namespace)
+    text = check_text(body, field="body")
+    if not text.strip():
+        raise InvalidInput("body must not be empty")
+    return {
+        "namespace": canonical,
+        "namespace_kind": canonical.partition(":")[0],
+        "kind": check_text("" if kind is None else kind, field="kind", max_length=MAX_KIND_LENGTH),
+        "body": text,
+        "tags": _check_tags([] if tags is None else tags),
+        "author": check_text(
+            "" if author is None else author, field="author", max_length=MAX_AUTHOR_LENGTH
+        ),
+        "status": check_status(status),
+        "provenance": _check_provenance(provenance),
+    }
+
+
+def _stored_note(stored: Note, *, namespace: str) -> Note:
+    # Replaying a save is idempotent, but an id taken in another namespace must
+    # not hand that namespace's note to the caller.
+    if stored.namespace != namespace:
+        raise Conflict(f"note id {stored.uid!r} is already used; choose another id")
+    return stored
+
+
+def _supersession_targets(uids: list[str], *, namespace: str) -> list[Note]:
+    """The notes named by ``uids``, all of which must live in ``namespace``."""
+    if not uids:
+        return []
+    found = {n.uid: n for n in Note.objects.filter(uid__in=uids, namespace=namespace)}
+    missing = [uid for uid in uids if uid not in found]
+    if missing:
+        # One message for "missing" and "in another namespace": a note may only
+        # hide its own namespace's knowledge, and the error must not reveal
+        # which ids exist elsewhere.
+        raise InvalidInput(
+            f"supersedes: no note {', '.join(map(repr, missing))} in namespace {namespace!r} "
+            "(a note can only supersede existing notes of its own namespace)"
+        )
+    return [found[uid] for uid in uids]
+
+
+def set_note_status(id: str, status: str, by: str) -> Note:
+    """The only mutation of a note: its status, recording who changed it and when."""
+    uid = check_note_id(id)
+    new_status = check_status(status)
+    by = check_text(by, field="by", max_length=MAX_AUTHOR_LENGTH)
+    if not by.strip():
+        raise InvalidInput("by must name who changes the status")
+    with transaction.atomic():
+        updated = Note.objects.filter(uid=uid).update(
+            status=new_status, status_by=by, status_at=timezone.now()
+        )
+        if not updated:
+            raise NotFound(f"note {uid!r} not found")
+        return Note.objects.get(uid=uid)
+
+
+# --- search -------------------------------------------------------------------
+
+
+def enable_note_search(kind: str) -> NoteSearchEnabled:
+    """Index the notes of a namespace kind from now on; idempotent, backfills once."""
+    kind = check_namespace_kind(kind)
+    try:
+        with transaction.atomic():
+            _, created = NoteSearchKind.objects.get_or_create(kind=kind)
+            if not created:
+                return NoteSearchEnabled(kind=kind, newly_enabled=False, backfilled=0)
+            # Same transaction as the row that switches the triggers on: every
+            # note is indexed exactly once, by the backfill or by a trigger.
+            with connection.cursor() as cursor:
+                cursor.execute(BACKFILL_SQL, [kind])
+                backfilled = max(cursor.rowcount, 0)
+    except IntegrityError:  # a concurrent caller enabled it first
+        return NoteSearchEnabled(kind=kind, newly_enabled=False, backfilled=0)
+    return NoteSearchEnabled(kind=kind, newly_enabled=True, backfilled=backfilled)
