@@ -5,17 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Field, Router, Schema, Status
 from ninja.errors import HttpError
 from pydantic import ConfigDict, StrictInt, StrictStr
 
-from memories import selectors, services
-from memories.models import Memory, Thread
+from memories import lifecycle, selectors, services
+from memories.extraction.types import candidate_from_api
+from memories.ingest import memory_write, message_ingest
+from memories.models import Extraction, Memory, Thread
 from spaceduck.access import request_token, require_namespace, require_permission
 from spaceduck.errors import NotFound
 
 router = Router(tags=["memories"])
+extractions_router = Router(tags=["extractions"])
+skills_router = Router(tags=["skills"])
 facts_router = Router(tags=["facts"])
 threads_router = Router(tags=["threads"])
 
@@ -75,6 +80,164 @@ def delete_memory(request: HttpRequest, memory_id: int) -> Any:
     memory = _visible_memory(request, memory_id, "write")
     services.memory_delete(memory=memory, actor=f"token:{request_token(request).name}")
     return 204, None
+
+
+class MemoryIn(Schema):
+    namespace: StrictStr
+    kind: StrictStr
+    content: StrictStr
+    title: StrictStr = ""
+    summary: StrictStr = ""
+    tags: list[StrictStr] = []
+    importance: float | StrictStr = Field("standard", description="0..1 or a bucket name.")
+    confidence: float | StrictStr = Field("stated", description="0..1 or a bucket name.")
+    procedure_subtype: StrictStr = ""
+    slot: StrictStr = ""
+    scope: StrictStr = "global"
+    scope_id: StrictStr = ""
+    occurred_at: datetime | None = None
+    task_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    skill_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Skill header.")
+    max_memory_writes: StrictInt | None = Field(None, ge=0)
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class WriteDecisionOut(Schema):
+    decision: str
+    reason: str
+    memory_id: int | None
+    matched_memory_id: int | None
+    memory: MemoryOut | None
+    details: dict[str, Any]
+
+
+class MemoryPatchIn(Schema):
+    status: StrictStr | None = None
+    title: StrictStr | None = None
+    content: StrictStr | None = None
+    summary: StrictStr | None = None
+    tags: list[StrictStr] | None = None
+    importance: float | None = Field(None, ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1)
+    kind: StrictStr | None = None
+    procedure_subtype: StrictStr | None = None
+    scope: StrictStr | None = None
+    scope_id: StrictStr | None = None
+    occurred_at: datetime | None = None
+    expires_at: datetime | None = None
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemoryEventOut(Schema):
+    id: int
+    memory_id: int
+    event: str
+    actor: str
+    reason: str
+    data: dict[str, Any]
+    created_at: datetime
+
+
+class HistoryOut(Schema):
+    events: list[MemoryEventOut]
+
+
+def _actor(request: HttpRequest) -> str:
+    return f"token:{request_token(request).name}"
+
+
+@router.post("", response={200: WriteDecisionOut, 201: WriteDecisionOut})
+def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
+    namespace = require_namespace(request, payload.namespace, "write")
+    task_id, skill_id = task_and_skill(request, payload.task_id, payload.skill_id)
+    verdict = memory_write(
+        candidate_from_api(payload.dict()),
+        namespace=namespace,
+        actor=_actor(request),
+        task_id=task_id,
+        skill_id=skill_id,
+        scope=payload.scope,
+        scope_id=payload.scope_id,
+        max_memory_writes=payload.max_memory_writes,
+    )
+    memory_id = verdict.memory_id or verdict.matched_memory_id
+    body = {
+        "decision": verdict.decision,
+        "reason": verdict.reason,
+        "memory_id": verdict.memory_id,
+        "matched_memory_id": verdict.matched_memory_id,
+        "memory": selectors.memory_get(memory_id=memory_id) if memory_id else None,
+        "details": verdict.extra,
+    }
+    return Status(201 if verdict.decision == "stored" else 200, body)
+
+
+@router.patch("/{int:memory_id}", response=MemoryOut)
+def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn) -> Any:
+    memory = _visible_memory(request, memory_id, "write")
+    changes = payload.dict(exclude_unset=True)
+    status = changes.pop("status", None)
+    if changes:
+        memory = lifecycle.memory_edit(memory=memory, changes=changes, actor=_actor(request))
+    if status is not None:
+        memory = lifecycle.memory_set_status(
+            memory=memory,
+            status=status,
+            actor=_actor(request),
+            can_approve=request_token(request).has_permission("approve"),
+        )
+    return memory
+
+
+@router.get("/{int:memory_id}/history", response=HistoryOut)
+def memory_history(request: HttpRequest, memory_id: int) -> Any:
+    memory = _visible_memory(request, memory_id)
+    return {"events": list(selectors.memory_history(memory_id=memory.pk))}
+
+
+class ExtractionOut(Schema):
+    id: int
+    status: str
+    namespace: str
+    thread_id: str
+    message_id: str | None
+    attempts: int
+    candidates: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    provider: str
+    task_id: str
+    skill_id: str
+    duration_ms: float | None
+    next_attempt_at: datetime | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@extractions_router.get("/{int:extraction_id}", response=ExtractionOut)
+def get_extraction(request: HttpRequest, extraction_id: int) -> Any:
+    record = Extraction.objects.filter(pk=extraction_id).first()
+    if record is None or not request_token(request).grants_namespace(record.namespace):
+        raise HttpError(404, f"extraction {extraction_id} not found")
+    require_namespace(request, record.namespace, "read")
+    return record
+
+
+class PurgedOut(Schema):
+    deleted: int
+
+
+@skills_router.delete("/{skill_id}/memories", response=PurgedOut)
+def purge_skill(request: HttpRequest, skill_id: str) -> Any:
+    require_permission(request, "write")
+    token = request_token(request)
+    namespaces = [
+        ns for ns in selectors.skill_namespaces(skill_id=skill_id) if token.grants_namespace(ns)
+    ]
+    deleted = lifecycle.skill_purge(skill_id=skill_id, namespaces=namespaces, actor=_actor(request))
+    return {"deleted": deleted}
 
 
 # --- Facts ------------------------------------------------------------------------
@@ -168,6 +331,9 @@ class MessageIn(Schema):
     id: StrictStr | None = None
     created_at: datetime | None = None
     provenance: dict[str, Any] | None = None
+    task_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    skill_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Skill header.")
+    max_memory_writes: StrictInt | None = Field(None, ge=0, description="Task write budget.")
 
     model_config = ConfigDict(extra="forbid")
 
@@ -182,12 +348,16 @@ class MessageOut(Schema):
     updated_at: datetime
 
 
-class MessageSavedOut(MessageOut):
-    """The answer to saving a message: the message, plus what saving it started.
+class ExtractionRef(Schema):
+    id: int
+    status: str
 
-    Its own class so later additions (such as the id of the extraction the save
-    queued) extend this response without touching message listings.
-    """
+
+class MessageSavedOut(MessageOut):
+    """The answer to saving a message: the message, plus the extraction it queued."""
+
+    extraction: ExtractionRef | None
+    memory: str  # "enabled" or "disabled"
 
 
 class MessageListOut(Schema):
@@ -256,15 +426,37 @@ def list_messages(
 @threads_router.post("/{thread_id}/messages", response={201: MessageSavedOut})
 def save_message(request: HttpRequest, thread_id: str, payload: MessageIn) -> Any:
     thread = _visible_thread(request, thread_id, "write")
-    message = services.save_message(
+    task_id, skill_id = task_and_skill(request, payload.task_id, payload.skill_id)
+    ingested = message_ingest(
         thread.id,
         payload.role,
         payload.content,
         id=payload.id,
         created_at=payload.created_at,
         provenance=payload.provenance,
+        task_id=task_id,
+        skill_id=skill_id,
+        max_memory_writes=payload.max_memory_writes,
     )
-    return message
+    extraction = ingested.extraction
+    if extraction is not None:
+        extraction.refresh_from_db(fields=["status"])  # "done" already in immediate mode
+    return {
+        **MessageOut.from_orm(ingested.message).dict(),
+        "extraction": None
+        if extraction is None
+        else {"id": extraction.pk, "status": extraction.status},
+        "memory": "enabled" if settings.MEMORY_ENABLED else "disabled",
+    }
+
+
+def task_and_skill(
+    request: HttpRequest, task_id: str | None, skill_id: str | None
+) -> tuple[str, str]:
+    """Body fields win over the X-Spaceduck-Task / X-Spaceduck-Skill headers."""
+    task = task_id if task_id is not None else request.headers.get("X-Spaceduck-Task", "")
+    skill = skill_id if skill_id is not None else request.headers.get("X-Spaceduck-Skill", "")
+    return task.strip(), skill.strip()
 
 
 @threads_router.post("/{thread_id}/messages/delete", response=DeletedOut)

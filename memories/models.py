@@ -157,6 +157,10 @@ class Memory(models.Model):
             models.Index(fields=["namespace", "status", "kind"]),
             models.Index(fields=["namespace", "content_hash"]),
             models.Index(fields=["namespace", "updated_at"]),
+            # Identity slots are few; the partial index keeps slot lookups O(log n) at 100k.
+            models.Index(
+                fields=["namespace", "slot"], name="memory_slot_idx", condition=~models.Q(slot="")
+            ),
         ]
 
     def __str__(self) -> str:
@@ -211,3 +215,39 @@ class MaintenanceRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.processor} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class Extraction(models.Model):
+    """What the pipeline did with one message: every candidate, its decision and why."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    # SET_NULL: the record of what was learnt outlives the message it came from.
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="extractions"
+    )
+    thread_id = models.CharField(max_length=64, blank=True)
+    namespace = models.CharField(max_length=255, db_index=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    candidates = models.JSONField(default=list, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    provider = models.CharField(max_length=255, blank=True)
+    task_id = models.CharField(max_length=255, blank=True)
+    skill_id = models.CharField(max_length=255, blank=True)
+    max_memory_writes = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering: ClassVar = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"extraction {self.pk} ({self.status})"

@@ -35,6 +35,12 @@ def memory_get(*, memory_id: int) -> Memory | None:
     return Memory.objects.filter(pk=memory_id).first()
 
 
+def skill_namespaces(*, skill_id: str) -> list[str]:
+    """The namespaces holding memories a skill wrote."""
+    rows = Memory.objects.filter(source_skill_id=skill_id).values_list("namespace", flat=True)
+    return sorted(set(rows))
+
+
 def memory_history(*, memory_id: int) -> QuerySet[MemoryEvent]:
     return MemoryEvent.objects.filter(memory_id=memory_id).order_by("created_at", "id")
 

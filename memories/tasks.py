@@ -1,4 +1,4 @@
-"""Huey tasks of the memories app: periodic maintenance."""
+"""Huey tasks of the memories app: extraction after every message, periodic maintenance."""
 
 from __future__ import annotations
 
@@ -6,9 +6,22 @@ from typing import Any
 
 from django.conf import settings
 from huey import crontab
-from huey.contrib.djhuey import db_periodic_task, lock_task
+from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
 from memories.compaction import run_compaction, run_ttl_gc
+from memories.extraction.runner import retry_delay, run_extraction
+
+
+@db_task()
+def extract_message(extraction_id: int) -> str | None:
+    """Run one attempt; on a provider failure schedule the next with backoff."""
+    record = run_extraction(extraction_id)
+    if record is None:
+        return None
+    delay = retry_delay(record)
+    if delay is not None and not settings.HUEY_IMMEDIATE:
+        extract_message.schedule((extraction_id,), delay=delay)
+    return str(record.status)
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.TTL_GC_EVERY_MINUTES}"))

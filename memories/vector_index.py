@@ -9,21 +9,71 @@ one namespace of 50k among 100k: ~60 ms/query (chunk 8) vs ~50 ms (chunk 64).
 The table's dimension is fixed at creation, so the table is created for the
 configured embedder and its fingerprint is recorded in ``VectorIndexState``;
 ``reindex`` rebuilds both. A mismatch is a start-up error (spaceduck.checks).
+
+Fast path: ``search``. vec0 stays the store of record; each process keeps an
+exact in-memory copy of the namespaces it searches (ids + a float32 matrix of
+unit rows, so cosine = dot product) and answers with one matrix-vector product
+and ``argpartition``. Measured here (``manage.py bench vectors``, 100k x 384 in
+one namespace, k=30): p50 ~14 ms, within 5% of a bare numpy scan (memory
+bandwidth bound), against ~145 ms for the vec0 KNN.
+
+Staying current, across processes (web server, huey worker) and threads:
+every vector write, in the same transaction, bumps its namespace's counter in
+``memories_vector_version`` and logs the changed memory ids under the new
+value in ``memories_vector_change`` (``upsert``/``delete`` here; the
+``memories_vec_ad`` trigger when memory rows are deleted; migration 0004). The
+row keyed ``""`` is the table's epoch, bumped when ``recreate_table`` replaces
+the table. Each search reads the two counters (one indexed query). When the
+namespace's moved on, the copy catches up from the log: the changed ids' current
+vectors are read by primary key and patched in. A reload from vec0 happens only
+on a cold start, a new epoch, a pruned log (``LOG_VERSIONS``) or a large gap.
+A copy is shared between threads only when it was read outside any transaction
+and the counters did not move while reading, so it is exactly that version.
+
+Memory: a cached namespace costs n x dims x 4 bytes plus ~1/8 headroom for
+appends (100k x 384 x 4 B = 154 MB). ``MAX_CACHED_VECTORS`` bounds all cached
+rows together; the least recently searched namespaces are evicted first (a
+single namespace above the bound is still cached, alone). A cold load peaks at
+about twice the namespace's size while it is assembled.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from django.db import connection
+import numpy.typing as npt
+from django.db import connection, transaction
 
 from spaceduck.providers.embeddings.base import Fingerprint
+
+Ids = npt.NDArray[np.int64]
+Matrix = npt.NDArray[np.float32]
+Version = tuple[int, int]  # (table epoch, namespace counter)
+Changes = dict[int, Matrix | None]  # memory id -> its current unit vector, None when gone
+Key = tuple[str, str]  # (database name, namespace)
 
 INDEX_NAME = "memories"
 VEC_TABLE = "memories_vec"
 CHUNK_SIZE = 8
+MAX_CACHED_VECTORS = 2_000_000  # ~3 GB of 384-d float32 rows over all cached namespaces
+# Versions of change log kept per namespace; the trigger in migration 0004 uses the same.
+LOG_VERSIONS = 1000
+# Catch up from the log only over this many versions; a bigger gap reloads.
+MAX_CATCH_UP = 256
+
+_EPOCH = ""  # version row of the table itself; never a valid namespace
+_DEAD = -1  # id of a deleted row in a cached copy (memory ids are positive)
+_MIN_HEADROOM = 256  # free rows kept after a load or a growth, so appends rarely copy
+_FETCH_BATCH = 1024  # rows (or vec0 chunks) per fetchmany while loading
+# sqlite-vec versions whose shadow-table layout _read_shadow decodes (checked by
+# tests/memories/test_vector_cache.py against the public SELECT).
+_SHADOW_FORMATS = frozenset({"v0.1.9"})
 
 _CREATE_SQL = (
     "CREATE VIRTUAL TABLE memories_vec USING vec0("
@@ -34,10 +84,36 @@ _DROP_SQL = "DROP TABLE IF EXISTS memories_vec"
 _TABLE_SQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'"
 _DELETE_SQL = "DELETE FROM memories_vec WHERE memory_id = %s"
 _INSERT_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
+_NAMESPACE_OF_SQL = "SELECT namespace FROM memories_vec WHERE memory_id = %s"
+_ROW_SQL = "SELECT namespace, embedding FROM memories_vec WHERE memory_id = %s"
 _KNN_SQL = (
     "SELECT memory_id, distance FROM memories_vec "
     "WHERE embedding MATCH %s AND k = %s AND namespace = %s ORDER BY distance"
 )
+_VERSIONS_SQL = "SELECT namespace, version FROM memories_vector_version WHERE namespace IN (%s, %s)"
+_BUMP_SQL = (
+    "INSERT INTO memories_vector_version(namespace, version) VALUES (%s, 1) "
+    "ON CONFLICT(namespace) DO UPDATE SET version = version + 1 RETURNING version"
+)
+_LOG_SQL = "INSERT INTO memories_vector_change(namespace, version, memory_id) VALUES (%s, %s, %s)"
+_PRUNE_SQL = "DELETE FROM memories_vector_change WHERE namespace = %s AND version <= %s"
+_CHANGES_SQL = (
+    "SELECT version, memory_id FROM memories_vector_change "
+    "WHERE namespace = %s AND version > %s AND version <= %s"
+)
+# The public way to read a namespace. vec0 does not use the partition key for a
+# plain SELECT: it scans every vector of every namespace (measured: 1.2 s for a
+# 100-row namespace, 2.6 s for a 100k one, in a 200k table).
+_LOAD_SQL = "SELECT memory_id, embedding FROM memories_vec WHERE namespace = %s"
+# The fast way: the chunks of one partition straight from vec0's shadow tables
+# (0.02 s and 0.25 s for the same two loads). Used only for _SHADOW_FORMATS.
+_SHADOW_LOAD_SQL = (
+    "SELECT c.size, c.validity, c.rowids, v.vectors FROM memories_vec_chunks AS c "
+    "JOIN memories_vec_vector_chunks00 AS v ON v.rowid = c.chunk_id WHERE c.partition00 = %s"
+)
+_RUNTIME_VERSION_SQL = "SELECT vec_version()"
+_INFO_TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec_info'"
+_CREATE_VERSION_SQL = "SELECT value FROM memories_vec_info WHERE key = 'CREATE_VERSION'"
 _DIMS = re.compile(r"float\[(\d+)\]")
 
 
@@ -49,6 +125,13 @@ def create_table(cursor: object, dimensions: int) -> None:
 
 def drop_table(cursor: object) -> None:
     cursor.execute(_DROP_SQL)  # type: ignore[attr-defined]
+
+
+def recreate_table(cursor: Any, dimensions: int) -> None:
+    """Replace the table (new dimension); every process's cached copies become stale."""
+    drop_table(cursor)
+    create_table(cursor, dimensions)
+    _bump(cursor, _EPOCH)
 
 
 def table_dimensions() -> int | None:
@@ -67,25 +150,65 @@ def as_blob(vector: np.ndarray) -> bytes:
 
 def upsert(rows: Iterable[tuple[int, str, np.ndarray]]) -> None:
     """Store vectors; vec0 has no UPSERT, so an existing row is deleted first."""
-    with connection.cursor() as cursor:
+    changed: dict[str, set[int]] = {}
+    with transaction.atomic(), connection.cursor() as cursor:
         for memory_id, namespace, vector in rows:
-            cursor.execute(_DELETE_SQL, [memory_id])
+            previous = _namespace_of(cursor, memory_id)
+            if previous is not None:
+                cursor.execute(_DELETE_SQL, [memory_id])
+                changed.setdefault(previous, set()).add(memory_id)
             cursor.execute(_INSERT_SQL, [memory_id, namespace, as_blob(vector)])
+            changed.setdefault(namespace, set()).add(memory_id)
+        _record(cursor, changed)
 
 
 def delete(memory_ids: Sequence[int]) -> None:
-    with connection.cursor() as cursor:
+    changed: dict[str, set[int]] = {}
+    with transaction.atomic(), connection.cursor() as cursor:
         for memory_id in memory_ids:
-            cursor.execute(_DELETE_SQL, [memory_id])
+            namespace = _namespace_of(cursor, memory_id)
+            if namespace is not None:
+                cursor.execute(_DELETE_SQL, [memory_id])
+                changed.setdefault(namespace, set()).add(memory_id)
+        _record(cursor, changed)
 
 
 def knn(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """The ``k`` nearest memories of one namespace as (memory id, cosine similarity)."""
+    """The ``k`` nearest memories of one namespace as (memory id, cosine similarity), via vec0."""
     if k <= 0:
         return []
     with connection.cursor() as cursor:
         rows = cursor.execute(_KNN_SQL, [as_blob(vector), k, namespace]).fetchall()
     return [(int(memory_id), 1.0 - float(distance)) for memory_id, distance in rows]
+
+
+def search(
+    namespace: str,
+    vector: np.ndarray,
+    k: int,
+    *,
+    candidate_ids: Collection[int] | None = None,
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest memories of one namespace as (memory id, cosine similarity), best first.
+
+    Exact, like ``knn``, but from this process's cached copy of the namespace.
+    ``candidate_ids`` restricts the search to those memories.
+    """
+    if k <= 0 or not namespace or (candidate_ids is not None and not candidate_ids):
+        return []
+    return _snapshot(namespace).top_k(_unit(vector), k, candidate_ids)
+
+
+def cache_clear() -> None:
+    """Forget every cached namespace (the next search of each reloads it)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def cache_info() -> dict[str, int]:
+    """How much this process caches: namespaces and allocated rows (vectors)."""
+    with _LOCK:
+        return {"namespaces": len(_CACHE), "vectors": _cached_rows()}
 
 
 def fingerprint_problem(configured: Fingerprint) -> str | None:
@@ -106,3 +229,328 @@ def fingerprint_problem(configured: Fingerprint) -> str | None:
             f"the vector index holds {stored} vectors but the configured embedder is {configured}"
         )
     return None
+
+
+# --- Versions and the change log --------------------------------------------------
+
+
+def _namespace_of(cursor: Any, memory_id: int) -> str | None:
+    row = cursor.execute(_NAMESPACE_OF_SQL, [memory_id]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _bump(cursor: Any, namespace: str) -> int:
+    return int(cursor.execute(_BUMP_SQL, [namespace]).fetchone()[0])
+
+
+def _record(cursor: Any, changed: dict[str, set[int]]) -> None:
+    """One new version per changed namespace, logging which memories it changed."""
+    for namespace, memory_ids in changed.items():
+        version = _bump(cursor, namespace)
+        cursor.executemany(_LOG_SQL, [(namespace, version, i) for i in sorted(memory_ids)])
+        cursor.execute(_PRUNE_SQL, [namespace, version - LOG_VERSIONS])
+
+
+def _versions(cursor: Any, namespace: str) -> Version:
+    found = dict(cursor.execute(_VERSIONS_SQL, [_EPOCH, namespace]).fetchall())
+    return int(found.get(_EPOCH, 0)), int(found.get(namespace, 0))
+
+
+def _changes(cursor: Any, namespace: str, since: int, until: int) -> Changes | None:
+    """The current vectors of the memories changed after ``since``; None if the log is short."""
+    logged = cursor.execute(_CHANGES_SQL, [namespace, since, until]).fetchall()
+    if {version for version, _ in logged} != set(range(since + 1, until + 1)):
+        return None  # pruned (or never logged): only a reload is safe
+    changes: Changes = {}
+    for memory_id in {int(memory_id) for _, memory_id in logged}:
+        row = cursor.execute(_ROW_SQL, [memory_id]).fetchone()
+        alive = row is not None and row[0] == namespace
+        changes[memory_id] = _unit(np.frombuffer(row[1], dtype=np.float32)) if alive else None
+    return changes
+
+
+def _committed_reads() -> bool:
+    """True when this connection has no open transaction, so it reads only committed rows."""
+    dbapi = connection.connection
+    return (
+        connection.get_autocommit()
+        and not connection.in_atomic_block
+        and not (dbapi is not None and dbapi.in_transaction)
+    )
+
+
+# --- The per-process cache ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """An immutable view of one namespace at one version.
+
+    ``ids`` and ``matrix`` have spare capacity past ``size``. The snapshot that
+    replaces this one in the cache may append rows there, in the same buffers,
+    which this one never reads; deleting or replacing a row copies ``ids`` and
+    marks it ``_DEAD``. So a search never needs the lock while it computes.
+    """
+
+    version: Version
+    ids: Ids
+    matrix: Matrix  # (capacity, dims) unit rows, C-contiguous
+    size: int
+    dead: Ids  # positions of _DEAD rows in [:size], sorted
+
+    @property
+    def capacity(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def top_k(
+        self, query: Matrix, k: int, candidate_ids: Collection[int] | None
+    ) -> list[tuple[int, float]]:
+        if self.size == self.dead.size:
+            return []
+        if query.shape[0] != self.matrix.shape[1]:
+            raise ValueError(
+                f"query vector has {query.shape[0]} dimensions, the index {self.matrix.shape[1]}"
+            )
+        ids, rows = self.ids[: self.size], self.matrix[: self.size]
+        if candidate_ids is None:
+            scores = rows @ query
+            scores[self.dead] = -np.inf
+            return _best(ids, scores, k)
+        wanted = np.fromiter(candidate_ids, dtype=np.int64, count=len(candidate_ids))
+        positions = np.flatnonzero(np.isin(ids, wanted[wanted != _DEAD]))
+        # Gathering many rows copies them; past a quarter a full product is cheaper.
+        if positions.size * 4 > self.size:
+            scores = (rows @ query)[positions]
+        else:
+            scores = rows[positions] @ query
+        return _best(ids[positions], scores, k)
+
+    def with_changes(self, changes: Changes, version: Version, *, in_place: bool) -> _Snapshot:
+        """This snapshot with ``changes`` applied.
+
+        ``in_place`` appends into this snapshot's spare rows: only for the
+        snapshot the cache holds, under the lock, as it is being replaced.
+        """
+        appends = [(memory_id, v) for memory_id, v in changes.items() if v is not None]
+        dims = int(self.matrix.shape[1]) if self.capacity else _dims_of(appends)
+        ids, dead = self._without(changes)
+        matrix, size = self.matrix, self.size + len(appends)
+        if appends and (size > self.capacity or not in_place):
+            ids, matrix = _grown(ids, matrix, self.size, size, dims)
+        for offset, (memory_id, vector) in enumerate(appends):
+            ids[self.size + offset] = memory_id
+            matrix[self.size + offset] = vector
+        snapshot = _Snapshot(version, ids, matrix, size, dead)
+        return snapshot.compacted() if dead.size > max(64, size // 4) else snapshot
+
+    def _without(self, changes: Changes) -> tuple[Ids, Ids]:
+        """``ids`` with the changed memories' old rows marked dead (copied when any is)."""
+        changed = np.fromiter(changes, dtype=np.int64, count=len(changes))
+        gone = np.flatnonzero(np.isin(self.ids[: self.size], changed))
+        if gone.size == 0:
+            return self.ids, self.dead
+        ids = self.ids.copy()
+        ids[gone] = _DEAD
+        return ids, np.union1d(self.dead, gone)
+
+    def compacted(self) -> _Snapshot:
+        alive = np.flatnonzero(self.ids[: self.size] != _DEAD)
+        return _assemble([(self.ids[alive], self.matrix[alive])], self.version, normalise=False)
+
+
+_LOCK = threading.Lock()
+# (database name, namespace) -> snapshot, least recently searched first.
+_CACHE: OrderedDict[Key, _Snapshot] = OrderedDict()
+
+
+def _key(namespace: str) -> Key:
+    return str(connection.settings_dict["NAME"]), namespace
+
+
+def _snapshot(namespace: str) -> _Snapshot:
+    """The namespace as this connection sees it now: cached, caught up, or loaded."""
+    key = _key(namespace)
+    with connection.cursor() as cursor:
+        version = _versions(cursor, namespace)
+        with _LOCK:
+            cached = _CACHE.get(key)
+            if cached is not None and cached.version == version:
+                _CACHE.move_to_end(key)
+                return cached
+        if cached is not None and _can_catch_up(cached.version, version):
+            changes = _changes(cursor, namespace, cached.version[1], version[1])
+            if changes is not None:
+                return _caught_up(key, cached, changes, version, _shareable(cursor, key, version))
+        snapshot = _load(cursor, namespace, version)
+        if _shareable(cursor, key, version):
+            _put(key, snapshot)
+    return snapshot
+
+
+def _can_catch_up(cached: Version, current: Version) -> bool:
+    return cached[0] == current[0] and 0 < current[1] - cached[1] <= MAX_CATCH_UP
+
+
+def _shareable(cursor: Any, key: Key, version: Version) -> bool:
+    """Whether what was just read is exactly ``version``, committed: safe for every thread.
+
+    An open transaction may hold writes that roll back. Outside one, unchanged
+    counters after the reads prove that no write to the namespace committed
+    while they ran.
+    """
+    return _committed_reads() and _versions(cursor, key[1]) == version
+
+
+def _caught_up(
+    key: Key, cached: _Snapshot, changes: Changes, version: Version, share: bool
+) -> _Snapshot:
+    with _LOCK:
+        current = _CACHE.get(key)
+        if share and current is cached:
+            updated = cached.with_changes(changes, version, in_place=True)
+            _store_locked(key, updated)
+            return updated
+    return cached.with_changes(changes, version, in_place=False)
+
+
+def _put(key: Key, snapshot: _Snapshot) -> None:
+    with _LOCK:
+        current = _CACHE.get(key)
+        if current is not None and current.version >= snapshot.version:
+            return  # a racing thread installed the same or a newer version
+        _store_locked(key, snapshot)
+
+
+def _store_locked(key: Key, snapshot: _Snapshot) -> None:
+    _CACHE[key] = snapshot
+    _CACHE.move_to_end(key)
+    total = _cached_rows()
+    while total > MAX_CACHED_VECTORS and len(_CACHE) > 1:
+        _, evicted = _CACHE.popitem(last=False)
+        total -= evicted.capacity
+
+
+def _cached_rows() -> int:
+    return sum(snapshot.capacity for snapshot in _CACHE.values())
+
+
+# --- Loading a namespace from vec0 ----------------------------------------------
+
+
+def _load(cursor: Any, namespace: str, version: Version) -> _Snapshot:
+    dims = table_dimensions()
+    parts = _read_shadow(cursor, namespace, dims) if dims and _shadow_readable(cursor) else None
+    if parts is None:
+        parts = _read_public(cursor, namespace)
+    return _assemble(parts, version)
+
+
+def _shadow_readable(cursor: Any) -> bool:
+    """Whether both the running sqlite-vec and the table's creator use a layout we decode."""
+    if cursor.execute(_RUNTIME_VERSION_SQL).fetchone()[0] not in _SHADOW_FORMATS:
+        return False
+    if cursor.execute(_INFO_TABLE_SQL).fetchone() is None:
+        return False
+    row = cursor.execute(_CREATE_VERSION_SQL).fetchone()
+    return row is not None and row[0] in _SHADOW_FORMATS
+
+
+def _read_shadow(cursor: Any, namespace: str, dims: int) -> list[tuple[Ids, Matrix]] | None:
+    """The namespace's live rows from vec0's chunks, or None when a chunk looks unfamiliar."""
+    parts: list[tuple[Ids, Matrix]] = []
+    cursor.execute(_SHADOW_LOAD_SQL, [namespace])
+    while batch := cursor.fetchmany(_FETCH_BATCH):
+        part = _decode_chunks(batch, dims)
+        if part is None:
+            return None
+        parts.append(part)
+    return parts
+
+
+def _decode_chunks(
+    rows: list[tuple[int, bytes, bytes, bytes]], dims: int
+) -> tuple[Ids, Matrix] | None:
+    """vec0 chunks: ``size`` slots, a little-endian validity bitmap, int64 ids, float32 rows."""
+    size = int(rows[0][0])
+    bitmap = (size + 7) // 8
+    expected = (size, bitmap, 8 * size, 4 * size * dims)
+    if any((r[0], len(r[1]), len(r[2]), len(r[3])) != expected for r in rows):
+        return None
+    bits = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), bitmap)
+    valid = np.unpackbits(bits, axis=1, bitorder="little")[:, :size].reshape(-1).astype(bool)
+    ids = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int64)[valid]
+    vectors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(-1, dims)
+    return ids, vectors[valid]
+
+
+def _read_public(cursor: Any, namespace: str) -> list[tuple[Ids, Matrix]]:
+    parts: list[tuple[Ids, Matrix]] = []
+    cursor.execute(_LOAD_SQL, [namespace])
+    while batch := cursor.fetchmany(_FETCH_BATCH):
+        ids = np.fromiter((row[0] for row in batch), dtype=np.int64, count=len(batch))
+        blob = b"".join(row[1] for row in batch)
+        parts.append((ids, np.frombuffer(blob, dtype=np.float32).reshape(len(batch), -1)))
+    return parts
+
+
+def _assemble(
+    parts: list[tuple[Ids, Matrix]], version: Version, *, normalise: bool = True
+) -> _Snapshot:
+    size = sum(len(ids) for ids, _ in parts)
+    dims = int(parts[0][1].shape[1]) if size else 0
+    capacity = size + max(_MIN_HEADROOM, size // 8) if size else 0
+    ids_buffer = np.empty(capacity, dtype=np.int64)
+    matrix = np.empty((capacity, dims), dtype=np.float32)
+    at = 0
+    for ids, rows in parts:
+        ids_buffer[at : at + len(ids)] = ids
+        matrix[at : at + len(ids)] = rows
+        at += len(ids)
+    if normalise:
+        _normalise_rows(matrix[:size])
+    return _Snapshot(version, ids_buffer, matrix, size, np.empty(0, dtype=np.int64))
+
+
+def _grown(ids: Ids, matrix: Matrix, used: int, needed: int, dims: int) -> tuple[Ids, Matrix]:
+    """Fresh buffers holding the first ``used`` rows, with room for ``needed`` and more."""
+    capacity = needed + max(_MIN_HEADROOM, needed // 8)
+    new_ids = np.empty(capacity, dtype=np.int64)
+    new_matrix = np.empty((capacity, dims), dtype=np.float32)
+    if used:  # an empty snapshot's matrix is (0, 0): nothing to copy, nor to broadcast
+        new_ids[:used] = ids[:used]
+        new_matrix[:used] = matrix[:used]
+    return new_ids, new_matrix
+
+
+# --- Small numeric helpers ------------------------------------------------------
+
+
+def _unit(vector: np.ndarray) -> Matrix:
+    """A float32 copy scaled to length 1 (a zero vector stays zero)."""
+    flat = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.sqrt(flat @ flat))
+    return flat / np.float32(norm) if norm > 0 else flat.copy()
+
+
+def _normalise_rows(rows: Matrix) -> None:
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    norms[norms == 0] = 1.0
+    rows /= norms[:, None]
+
+
+def _dims_of(appends: list[tuple[int, Matrix]]) -> int:
+    return int(appends[0][1].shape[0]) if appends else 0
+
+
+def _best(ids: Ids, scores: Matrix, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best (id, score) pairs, best first; dead rows (-inf) left out."""
+    k = min(k, int(scores.size))
+    if k == 0:
+        return []
+    top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [
+        (memory_id, score)
+        for memory_id, score in zip(ids[top].tolist(), scores[top].tolist(), strict=True)
+        if score != -np.inf
+    ]

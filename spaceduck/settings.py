@@ -168,6 +168,21 @@ else:
         }
     )
 
+# --- Long-term memory ------------------------------------------------------------
+MEMORY_ENABLED = env_bool("SPACEDUCK_MEMORY_ENABLED", True)
+# Extra prompt-injection regexes (one per line, or separated by ";;").
+INJECTION_PATTERNS = [
+    p.strip()
+    for p in env_str("SPACEDUCK_INJECTION_PATTERNS", "").replace(";;", "\n").splitlines()
+    if p.strip()
+]
+TASK_MAX_MEMORY_WRITES = env_int("SPACEDUCK_TASK_MAX_MEMORY_WRITES", 10, minimum=0)
+DEDUP_THRESHOLD = env_float("SPACEDUCK_DEDUP_THRESHOLD", 0.92, minimum=0.0)
+TOPIC_THRESHOLD = env_float("SPACEDUCK_TOPIC_THRESHOLD", 0.60, minimum=0.0)
+ACTIVE_CONFIDENCE = env_float("SPACEDUCK_ACTIVE_CONFIDENCE", 0.7, minimum=0.0)
+EXTRACTION_RETRIES = env_int("SPACEDUCK_EXTRACTION_RETRIES", 3, minimum=0)
+EXTRACTION_RETRY_DELAY = env_int("SPACEDUCK_EXTRACTION_RETRY_DELAY", 10, minimum=0)
+
 # --- Maintenance ---------------------------------------------------------------
 TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)
 COMPACTION_EVERY_MINUTES = env_int("SPACEDUCK_COMPACTION_EVERY_MINUTES", 60, minimum=1)

@@ -36,28 +36,42 @@ class Actor:
     client: Client
 
     def get(self, path: str, data: object = None, **kwargs: object):  # type: ignore[no-untyped-def]
-        return self.client.get(path, data, headers=self._auth(), **kwargs)
+        return self.client.get(
+            path, data, headers=self._auth(kwargs.pop("headers", None)), **kwargs
+        )
 
     def post(self, path: str, data: object = None, **kwargs: object):  # type: ignore[no-untyped-def]
         return self.client.post(
-            path, data, content_type="application/json", headers=self._auth(), **kwargs
+            path,
+            data,
+            content_type="application/json",
+            headers=self._auth(kwargs.pop("headers", None)),
+            **kwargs,
         )
 
     def put(self, path: str, data: object = None, **kwargs: object):  # type: ignore[no-untyped-def]
         return self.client.put(
-            path, data, content_type="application/json", headers=self._auth(), **kwargs
+            path,
+            data,
+            content_type="application/json",
+            headers=self._auth(kwargs.pop("headers", None)),
+            **kwargs,
         )
 
     def patch(self, path: str, data: object = None, **kwargs: object):  # type: ignore[no-untyped-def]
         return self.client.patch(
-            path, data, content_type="application/json", headers=self._auth(), **kwargs
+            path,
+            data,
+            content_type="application/json",
+            headers=self._auth(kwargs.pop("headers", None)),
+            **kwargs,
         )
 
     def delete(self, path: str, **kwargs: object):  # type: ignore[no-untyped-def]
-        return self.client.delete(path, headers=self._auth(), **kwargs)
+        return self.client.delete(path, headers=self._auth(kwargs.pop("headers", None)), **kwargs)
 
-    def _auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.secret}"}
+    def _auth(self, extra: object = None) -> dict[str, str]:
+        return {**(extra or {}), "Authorization": f"Bearer {self.secret}"}  # type: ignore[dict-item]
 
 
 def make_actor(namespaces: list[str], permissions: list[str], name: str = "actor") -> Actor:

@@ -83,6 +83,7 @@ class FakeOpenAI:
             "summary": "A fake summary.",
             "verdict": "consistent",
             "reason": "The fake server always agrees.",
+            "memories": [],
         }
         self.requests: list[RecordedRequest] = []
         self._queues: dict[Endpoint, deque[ScriptedReply]] = {

@@ -72,9 +72,13 @@ class Command(BaseCommand):
         remove.add_argument("key")
         actions.add_parser("gc", help="Delete expired facts and print how many.")
         actions.add_parser("compact", help="Run thread compaction (summaries, token limits).")
+        purge = actions.add_parser(
+            "purge-skill", help="Delete every memory a skill wrote (with its index rows)."
+        )
+        purge.add_argument("skill_id")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        handler = getattr(self, f"_{options['action']}")
+        handler = getattr(self, f"_{options['action'].replace('-', '_')}")
         try:
             handler(options)
         except ServiceError as exc:  # one clear line, exit status 1
@@ -140,6 +144,15 @@ class Command(BaseCommand):
         from memories.compaction import run_compaction
 
         run_compaction(stdout=self.stdout)
+
+    def _purge_skill(self, options: dict[str, Any]) -> None:
+        from memories.lifecycle import skill_purge
+
+        deleted = skill_purge(skill_id=options["skill_id"], namespaces=None, actor="cli")
+        self.stdout.write(
+            f"Deleted {deleted} memor{'y' if deleted == 1 else 'ies'} of skill "
+            f"{options['skill_id']!r}."
+        )
 
 
 def shown_value(value: Any) -> str:

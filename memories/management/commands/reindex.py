@@ -61,8 +61,7 @@ class Command(BaseCommand):
                 state.resume_after_id = 0
             if vector_index.table_dimensions() != target.dimensions:
                 with connection.cursor() as cursor:
-                    vector_index.drop_table(cursor)
-                    vector_index.create_table(cursor, target.dimensions)
+                    vector_index.recreate_table(cursor, target.dimensions)
                 state.resume_after_id = 0
             state.save()
         return state

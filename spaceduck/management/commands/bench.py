@@ -13,6 +13,9 @@ from django.core.management.base import BaseCommand, CommandParser
 
 BENCHMARKS = {
     "embed": "spaceduck.benchmarks.embed",
+    "extraction": "spaceduck.benchmarks.extraction",
+    "ingest": "spaceduck.benchmarks.ingest",
+    "vectors": "spaceduck.benchmarks.vectors",
 }
 
 

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from memories.extraction.types import Candidate
 
 Verdict = Literal["contradiction", "consistent"]
 
@@ -31,4 +34,13 @@ class ChatProvider(Protocol):
 
     def arbitrate(self, *, existing: str, candidate: str) -> Arbitration:
         """Whether ``candidate`` contradicts ``existing`` (same subject, incompatible claim)."""
+        ...
+
+    def classify(self, *, text: str, role: str) -> list[Candidate]:
+        """What in one message is worth remembering, as candidates with ``stage="llm"``.
+
+        ``role`` is who wrote ``text`` (user, assistant or tool): only the user's own
+        statements establish facts about the user. ``[]`` means nothing to remember;
+        a failure raises ProviderError instead, so it is retried, never mistaken for ``[]``.
+        """
         ...

@@ -13,7 +13,11 @@ repeats, cut to ``max_words``. It never rephrases, so it never invents.
    work(s) at/for, prefer(s)) and neither value contains the other:
    "I live in Paris" vs "I live in Tokyo".
 
-Known limits, accepted for an offline fallback: no synonyms or paraphrase ("I
+``classify`` finds memories in a user message by rules (preferences, facts,
+episodes with resolved dates, constraints, workflows, behavioral instructions);
+the rules, their conventions and limits are described in ``classify_rules``.
+
+Known limits of ``arbitrate``, accepted for an offline fallback: no synonyms or paraphrase ("I
 moved to Tokyo" is not matched against "I live in Paris"); "is" is treated as
 single-valued, so "I am a doctor" vs "I am tired" is a false contradiction;
 "like"/"love" are not single-valued (liking tea and coffee is fine), so only
@@ -25,7 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from django.utils import timezone
+
+from memories.extraction.types import Candidate
 from spaceduck.providers.chat.base import Arbitration
+from spaceduck.providers.chat.classify_rules import classify_message
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[\w']+")
@@ -86,6 +94,10 @@ class HeuristicChat:
         return Arbitration(
             "consistent", "no rule fired: no negation and no shared subject with a different value"
         )
+
+    def classify(self, *, text: str, role: str) -> list[Candidate]:
+        # The rules and their conventions are documented in classify_rules.
+        return classify_message(text, role, timezone.now())
 
 
 # --- summarize helpers -------------------------------------------------------------

@@ -1,0 +1,206 @@
+"""guardMemory: the firewall between what a message says and what may be learnt from it.
+
+Three entry points, all pure:
+
+- ``skip_reason(source)``: whole sources never mined (system messages, text assembled from
+  recalled memories, empty text).
+- ``strip_recalled(text)``: removes the blocks the context builder injects
+  (``<spaceduck-memories>...</spaceduck-memories>`` and ``<system>...</system>``), so a memory is
+  never re-extracted from its own recall. An unclosed opening tag drops the rest of the text:
+  a truncated block is still recalled text.
+- ``check(candidate, source)``: per-candidate rejection reason, or None. Codes:
+
+  - ``assistant_user_fact``: an assistant message stating a fact about the user (a slot, or
+    content about "the user"/"user"/"you"). Assistants paraphrase and hallucinate; only the user
+    is an authority on the user.
+  - ``tool_user_fact``: the same from tool output, unless the candidate came from the API stage.
+  - ``question``: content ending in "?", or opening like a question (see ``starts_like_question``).
+  - ``poison_value``: a placeholder instead of a value ("unknown", "N/A", "not provided", ...);
+    "none"/"null"/"undefined" only count for facts about the user or with a slot, so "The API
+    returns null for missing rows." survives.
+  - ``fragment``: fewer than 3 words, no verb-ish token (``gate.has_verb``), or an opening
+    conjunction ("and", "but", "because", "if", ...) with no main clause after a comma/"then".
+
+Known limits: English only; word lists, not a parser. Conditional inversion ("Should the build
+fail, roll back.") is recognised only for should/had/were with a comma.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memories.extraction.gate import has_verb
+from memories.extraction.types import Candidate, Source
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+RECALL_TAGS = ("spaceduck-memories", "system")
+
+_BLOCKS = [
+    re.compile(rf"<\s*{tag}\b[^>]{{0,500}}>.*?(?:<\s*/\s*{tag}\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+    for tag in RECALL_TAGS
+]
+_STRAY_CLOSERS = re.compile(r"<\s*/\s*(?:" + "|".join(RECALL_TAGS) + r")\s*>", re.IGNORECASE)
+
+
+def skip_reason(source: Source) -> str | None:
+    """Why nothing at all may be extracted from ``source``; None when it may be mined."""
+    if source.role == "system":
+        return "system_message"
+    if source.from_recall:
+        return "recalled_memory"
+    if not strip_recalled(source.text or "").strip():
+        return "empty"
+    return None
+
+
+def strip_recalled(text: str) -> str:
+    """``text`` without injected memory/system blocks (each replaced by a line break)."""
+    if "<" not in text:
+        return text
+    for block in _BLOCKS:
+        text = block.sub("\n", text)
+    return _STRAY_CLOSERS.sub("\n", text)
+
+
+# --- Questions --------------------------------------------------------------------------------
+
+_WH = _words("who whom whose what where when why how which")
+_WH_CONTRACTED = _words(
+    "what's where's who's how's when's why's what're who're where're how'd what'd who'd"
+)
+_QUESTION_AUX = _words("""
+    do does did is are was were am can could would should will shall may might must have has had
+    isn't aren't don't doesn't didn't can't won't wouldn't shouldn't couldn't wasn't weren't
+    haven't hasn't hadn't
+    """)
+_SUBJECTS = _words("""
+    i you we they he she it there this that these those the a an my your our their his her its
+    user users anyone someone somebody anybody everyone everybody any all i'm you're
+    """)
+_HOW_QUESTION = _words("many much long often far old come about")
+_CONDITIONAL_INVERSION = _words("should had were")
+_LEAD_WORDS = re.compile(r"[a-z']+")
+
+
+def starts_like_question(text: str) -> bool:
+    """Whether ``text`` opens like a question even without a question mark.
+
+    "Where do I live", "Is the user vegan", "What's my name", "How many cats": yes.
+    "When deploying, run the migrations", "Do not push on Fridays", "What the user wants is
+    speed": no (a wh-word must be followed by an auxiliary; an auxiliary by a subject).
+    """
+    words = _LEAD_WORDS.findall(text[:80].lower().replace("\u2019", "'"))
+    if not words:
+        return False
+    first = words[0]
+    second = words[1] if len(words) > 1 else ""
+    if first in _WH_CONTRACTED:
+        return True
+    if first in _WH:
+        return (
+            second in _QUESTION_AUX
+            or (first == "how" and second in _HOW_QUESTION)
+            or (first == "what" and second in ("about", "if"))
+        )
+    if first in _QUESTION_AUX and second in _SUBJECTS:
+        return not (first in _CONDITIONAL_INVERSION and "," in text)
+    return False
+
+
+def is_question(text: str) -> bool:
+    """Ends with a question mark, or ``starts_like_question``."""
+    stripped = text.rstrip().rstrip("\"')]\u201d\u2019")
+    return stripped.endswith("?") or starts_like_question(stripped)
+
+
+# --- Poison values ----------------------------------------------------------------------------
+
+# Placeholders that are never a real value.
+_POISON = (
+    r"unknown|not\s+(?:provided|specified|mentioned|given|stated|known|available|applicable|"
+    r"disclosed|shared|set)|unspecified|undisclosed|no\s+info(?:rmation)?|no\s+data|n/a|n\.a\.|tbd|"
+    r"tba|tbc|\[?redacted\]?|<redacted>|i\s+don'?t\s+know|(?:we|i)\s+do\s+not\s+know|"
+    r"none\s+(?:given|provided)|not\s+sure|\?+"
+)
+# Programming-ish empties: poison only where a person's attribute was expected.
+_WEAK_POISON = r"none|null|nil|undefined|empty|nothing|blank|-+"
+_VALUE_LEAD = r"(?:^|\b(?:is|are|was|were|be|in|at|as|for|of|by)\b|[:=])\s*"
+_POISON_CLAUSE = re.compile(rf"{_VALUE_LEAD}[\"'(]*(?:{_POISON})[\"')]*\s*$", re.IGNORECASE)
+_WEAK_POISON_CLAUSE = re.compile(
+    rf"{_VALUE_LEAD}[\"'(]*(?:{_WEAK_POISON})[\"')]*\s*$", re.IGNORECASE
+)
+_CLAUSE_SPLIT = re.compile(r"[.;,!]+(?:\s+|$)")
+_ABOUT_USER = re.compile(r"^\s*(?:the\s+user\b|user\b|you\b)|\bthe\s+user\b", re.IGNORECASE)
+
+
+def _is_about_user(candidate: Candidate) -> bool:
+    return bool(candidate.slot) or bool(_ABOUT_USER.search(candidate.content))
+
+
+def _has_poison(candidate: Candidate) -> bool:
+    about_user = _is_about_user(candidate)
+    for clause in _CLAUSE_SPLIT.split(candidate.content.strip()):
+        clause = clause.strip()
+        if not clause:
+            continue
+        if _POISON_CLAUSE.search(clause):
+            return True
+        if about_user and _WEAK_POISON_CLAUSE.search(clause):
+            return True
+    return False
+
+
+# --- Fragments --------------------------------------------------------------------------------
+
+_CONJUNCTIONS = _words("""
+    and but or nor yet so because since although though unless whereas while if when whenever
+    after before until till as once
+    """)
+_MAIN_CLAUSE = re.compile(r"[,;]\s*[^\W_]+\W+[^\W_]+|\bthen\b", re.IGNORECASE)
+_WORDS = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+
+
+def _is_fragment(content: str) -> bool:
+    words = _WORDS.findall(content)
+    if len(words) < 3:
+        return True
+    if words[0].lower() in _CONJUNCTIONS and not _MAIN_CLAUSE.search(content):
+        return True
+    return not has_verb(content)
+
+
+# Credentials are never memories: whoever can read the memory could read the secret,
+# and recall would paste it into prompts. Names of secrets followed by a value, or
+# values shaped like well-known key formats.
+_SECRET = re.compile(
+    r"\b(?:password|passwd|passphrase|pin code|api[ _-]?key|secret(?: key)?|access token|"
+    r"auth token|private key|credit card(?: number)?|cvv|ssn|social security number)"
+    r"\b[^.]{0,20}?\b(?:is|=|:|was)\s*\S+"
+    r"|\b(?:sk|pk|ghp|gho|xox[bap])[-_][A-Za-z0-9_-]{16,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r"|\b(?:\d[ -]?){13,16}\b",
+    re.IGNORECASE,
+)
+
+
+def check(candidate: Candidate, source: Source) -> str | None:
+    """Why ``candidate`` (extracted from ``source``) must not be stored; None when it may."""
+    if candidate.kind == "fact" and _is_about_user(candidate):
+        if source.role == "assistant":
+            return "assistant_user_fact"
+        if source.role == "tool" and candidate.stage != "api":
+            return "tool_user_fact"
+    content = candidate.content.strip()
+    if is_question(content):
+        return "question"
+    if _has_poison(candidate):
+        return "poison_value"
+    if _is_fragment(content):
+        return "fragment"
+    if _SECRET.search(content):
+        return "secret"
+    return None

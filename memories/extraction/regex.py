@@ -1,0 +1,959 @@
+"""The regex stage: identity facts and explicit "remember that ..." requests in USER messages.
+
+Deterministic and cheap (it runs on every message), so it is conservative: a miss is repaired by
+the LLM stage, a wrong identity fact supersedes a right one. It only fires on first-person
+statements in a plain declarative clause.
+
+What it extracts (``extract``):
+
+- Slots (``types.SLOTS``), as canonical third-person sentences:
+  name ("my name is Ada" — certain; "call me Ada", "I'm Ada" at sentence start — stated),
+  age ("I'm 34", "I am 34 years old", "I just turned 40"), location ("I live in / I moved to /
+  I'm based in / I relocated to X"), employer ("I work at/for X", "I just joined X", "I'm an
+  engineer at X"), role ("I work as a nurse", "I'm a software engineer" only when the head noun is
+  a known occupation), email, phone, pronouns, birthday.
+- "remember (that) ...", "please remember ...", "don't forget (that) ...": the clause as a fact in
+  the third person; "remember to always/never ..." as a procedure (never/not -> constraint,
+  always -> behavioral). Slots inside the clause are extracted as slots instead.
+
+What it refuses: questions (a "?" closing the clause, or a question opening the sentence),
+negated or hedged clauses ("I don't live in", "I no longer work at", "if I lived", "he thinks
+I live"), other people ("my sister lives in Rome"), past or future states ("I used to live",
+"I'm moving to"), quoted text (code blocks, "> " lines, double-quoted spans of 3+ words) and
+injected memory blocks.
+
+Values stop at punctuation, conjunctions, prepositions and time words ("I moved to Tokyo last
+month" -> Tokyo). Proper-noun values must be capitalised, unless the whole sentence is typed in
+lower case (then a small block list guards against "i live in peace", and a place is
+title-cased). One candidate per slot per message (the most confident, then the first).
+
+Known limits: English only; digits only for ages; "Trinidad and Tobago" stops at "and";
+nationalities and other capitalised adjectives after "I'm" are excluded by a list, not grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import islice
+
+from memories.extraction.gate import IRREGULAR_PAST, has_verb
+from memories.extraction.guard import starts_like_question, strip_recalled
+from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
+
+SLOT_TITLES = {
+    "name": "Name",
+    "age": "Age",
+    "location": "Location",
+    "employer": "Employer",
+    "role": "Role",
+    "email": "Email",
+    "phone": "Phone",
+    "pronouns": "Pronouns",
+    "birthday": "Birthday",
+}
+_CORE_SLOTS = frozenset({"name", "location", "employer", "role"})
+
+# --- Word lists ---------------------------------------------------------------------------------
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_MONTHS = _words(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+_WEEKDAYS = _words(
+    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays "
+    "thursdays fridays saturdays sundays weekend weekends weekdays"
+)
+# A value stops before any of these (compared in lower case).
+_STOP = (
+    _words(
+        """
+        and but or nor so because since though although while where which who whom whose that
+        with for from to at in on by as of near until till now currently today yesterday
+        tomorrow tonight last next this these those ago recently already anymore anyway again
+        too also lol haha btw right then when if is are was were am be been has have had do does
+        did will would can could should might must may just still not no never yet very really
+        actually probably here there full-time part-time remotely
+        """
+    )
+    | _WEEKDAYS
+    | _MONTHS
+)
+_DETERMINERS = _words("a an the my our his her their your this that some one another any no its")
+_PLACE_CONNECTORS = _words(
+    "of de del della da di du des la le les los las el upon am der den van von y sur"
+)
+_NAME_CONNECTORS = _words("van von de da del di du le la bin ibn al ter ten")
+_EMPLOYER_CONNECTORS = _words("of de &")
+_LOCATION_BLOCK = _words(
+    """
+    peace fear hope sin denial harmony luxury poverty comfort style hell heaven bliss dread
+    terror shame silence misery hiding limbo paradise fantasy dreams reality ignorance
+    """
+)
+_EMPLOYER_BLOCK = _words(
+    """
+    home night nights weekends work school it that this there here remote myself yourself free
+    fun money hours you them him her us me everyone anyone both
+    """
+)
+_DEMONYMS = _words(
+    """
+    american british english scottish welsh irish french german italian spanish portuguese dutch
+    belgian swiss austrian swedish norwegian danish finnish icelandic polish czech slovak
+    hungarian romanian bulgarian greek turkish russian ukrainian belarusian serbian croatian
+    bosnian slovenian albanian lithuanian latvian estonian canadian mexican brazilian
+    argentinian argentine chilean peruvian colombian venezuelan cuban chinese japanese korean
+    vietnamese thai filipino filipina indonesian malaysian singaporean indian pakistani
+    bangladeshi nepali iranian persian iraqi syrian lebanese israeli palestinian jordanian
+    egyptian moroccan algerian tunisian nigerian ghanaian kenyan ethiopian somali australian
+    kiwi asian european african latino latina latinx hispanic arab kurdish maltese taiwanese
+    jewish catholic muslim christian hindu buddhist sikh atheist agnostic mormon protestant
+    orthodox democrat republican libertarian conservative liberal gemini aries taurus cancer
+    leo virgo libra scorpio sagittarius capricorn aquarius pisces
+    """
+)
+# Words people Title-Case after "I'm" that are not names.
+_NOT_NAMES = _DEMONYMS | _words(
+    """
+    sorry fine good great ok okay well here there back done sure glad happy sad tired sick busy
+    ready new home late early free available interested excited curious confused stuck lost
+    afraid aware certain not so very really just also still always never going trying looking
+    working thinking learning coming getting doing using planning hungry bored alright alive
+    awake single married divorced engaged widowed vegan vegetarian pregnant retired unemployed
+    allergic human bilingual bad all in on at a an the from into over out off up down about like
+    totally pretty quite kind sort almost currently now actually literally probably definitely
+    honestly both one your his her their our my gay straight bi trans queer deaf blind disabled
+    autistic dyslexic diabetic colorblind colourblind left-handed right-handed neurodivergent
+    secret private irrelevant unimportant unknown long complicated hard weird funny unusual
+    common rare spelled spelt pronounced nice cool awesome fantastic wonderful okay yes no
+    anonymous nobody someone everyone the a it
+    """
+)
+_ROLE_HEADS = _words(
+    """
+    engineer developer programmer coder architect designer scientist researcher analyst manager
+    director lead consultant accountant auditor lawyer attorney paralegal solicitor barrister
+    judge nurse doctor physician surgeon dentist pharmacist therapist psychologist psychiatrist
+    counselor counsellor paramedic midwife veterinarian vet teacher professor lecturer tutor
+    instructor educator librarian student intern apprentice trainee resident writer author
+    journalist editor reporter translator interpreter photographer artist illustrator animator
+    musician composer producer actor actress dancer chef cook baker barista bartender waiter
+    waitress cashier clerk receptionist secretary administrator technician mechanic
+    electrician plumber carpenter builder contractor welder machinist farmer gardener
+    landscaper driver pilot firefighter officer detective soldier sailor founder cofounder
+    co-founder entrepreneur freelancer investor banker trader broker realtor recruiter marketer
+    strategist salesperson salesman saleswoman specialist coordinator supervisor operator
+    planner economist statistician mathematician physicist chemist biologist geologist
+    astronomer tester clinician caregiver carer nanny housekeeper cleaner janitor pastor
+    priest rabbi imam politician diplomat curator archivist scholar postdoc dean principal
+    headteacher coach trainer physiotherapist optometrist radiologist anesthesiologist
+    pediatrician paediatrician sre devops
+    """
+)
+_ROLE_ACRONYMS = _words("ceo cto cfo coo cio ciso cmo cpo vp sre pm qa dba swe sde po evp svp")
+# Roles read better as "is a ..." than "works as a ...".
+_STUDY_ROLES = _words("student postdoc resident apprentice trainee")
+# "a former teacher" is not a current role.
+_NOT_CURRENT = _words("former ex retired aspiring future wannabe would-be recovering ex-")
+_WORK_AS_BLOCK = _words("team group pair unit whole family hobby favour favor volunteer")
+# Before the trigger in the same clause, these make the statement hypothetical, negated,
+# or someone else's belief.
+_HEDGE = re.compile(
+    r"\b(?:if|unless|whether|wish(?:ed)?|suppose|supposing|imagine|imagining|pretend(?:ing)?|"
+    r"hope|hoping|dream(?:ed|ing|t)?|maybe|perhaps|not|never|no|don't|doesn't|didn't|isn't|"
+    r"wasn't|won't|wouldn't|can't|cannot|say|says|said|think|thinks|thought|tell|tells|told|"
+    r"believe|believes|believed|assume|assumes|assumed|guess|guessed|would|could|might|should|"
+    r"as\s+if|in\s+case|lie|lied|lying|joke|joking|kidding)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(
+    r"[,;:()\u2014\u2013]|\s-\s|\b(?:and|but|so|because|since)\b", re.IGNORECASE
+)
+_OPENER = re.compile(
+    r"^(?:(?:hi|hello|hey|hiya|howdy|greetings|yo|oh|well|so|ok|okay|and|but|also|btw|"
+    r"there|all|everyone|folks|guys|again|anyway)[\s,!.:-]*)*$",
+    re.IGNORECASE,
+)
+
+# --- Text preparation --------------------------------------------------------------------------
+
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_QUOTED = re.compile(r"\"([^\"\n]*)\"")
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u3000]+")
+_ABBREVIATIONS = _words("st dr mr mrs ms mt ft jr sr inc ltd co corp prof vs approx dept univ")
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
+_LAST_WORD = re.compile(r"(\S+)$")
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]?")
+
+
+def _prepare(text: str) -> str:
+    text = strip_recalled(text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    text = text.replace("\u201c", '"').replace("\u201d", '"')
+    text = _FENCED.sub("\n", text)
+    text = _INLINE_CODE.sub(" ", text)
+    text = _QUOTED_LINE.sub("", text)
+    # Three or more quoted words are someone else's speech; a quoted name is still the user's.
+    text = _QUOTED.sub(lambda m: " " if len(m.group(1).split()) >= 3 else m.group(1), text)
+    text = text.replace('"', "")
+    return _SPACES.sub(" ", text)
+
+
+def _sentences(text: str) -> list[str]:
+    sentences: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        mark = match.group()
+        if mark == "." or (mark.startswith(".") and not mark.startswith("..")):
+            last = _LAST_WORD.search(text, start, match.start())
+            word = last.group(1) if last else ""
+            if word.lower() in _ABBREVIATIONS or _INITIALS.fullmatch(word):
+                continue
+        end = match.start() if mark.startswith("\n") else match.end()
+        sentence = text[start:end].strip()
+        if sentence:
+            sentences.append(sentence)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+# --- Value phrases -----------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\S+")
+_TRAILING = re.compile(r"[.,;:!?)\]\"'}]+$")
+_BOUNDARY_CHARS = frozenset(",;:!?.)]")
+
+
+@dataclass
+class _Phrase:
+    words: list[str]
+    end: int  # index in the sentence just after the last word taken
+    stopper: str  # "end", "punct:<c>", "stop:<word>", "other", "max"
+    next_start: int  # where the token that stopped the phrase starts (or end)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+def _split_token(raw: str) -> tuple[str, str]:
+    match = _TRAILING.search(raw)
+    if not match:
+        return raw, ""
+    core, trail = raw[: match.start()], match.group()
+    if trail.startswith(".") and (core.lower() in _ABBREVIATIONS or _INITIALS.fullmatch(core)):
+        core, trail = core + ".", trail[1:]
+    return core, trail
+
+
+def _is_capitalised(word: str) -> bool:
+    return word[:1].isupper() and word != "I" and not word.lower().startswith("i'")
+
+
+def _is_wordlike(word: str, *, digits: bool) -> bool:
+    bare = word.replace("-", "").replace("'", "").replace(".", "").replace("&", "")
+    return bool(bare) and (bare.isalnum() if digits else bare.isalpha())
+
+
+def _phrase(
+    sentence: str,
+    pos: int,
+    *,
+    max_words: int,
+    allow_lower: bool,
+    connectors: frozenset[str],
+    name_like: bool = False,
+) -> _Phrase:
+    """Take a proper-noun phrase ("New York", "the BBC", "Isle of Man") starting at ``pos``.
+
+    A phrase longer than ``max_words`` comes back cut, with stopper "max".
+    """
+    tokens = list(islice(_TOKEN.finditer(sentence, pos), max_words + 2))
+    words: list[str] = []
+    end = pos
+    for index, token in enumerate(tokens):
+        core, trail = _split_token(token.group())
+        lower = core.lower()
+        following = _split_token(tokens[index + 1].group())[0] if index + 1 < len(tokens) else ""
+        following_ok = (
+            _is_capitalised(following)
+            and following.lower() not in _STOP
+            and _is_wordlike(following, digits=not name_like)
+        )
+        if len(words) == max_words:
+            if lower in _STOP:
+                stopper = f"stop:{lower}"
+            elif (lower in connectors and following_ok) or _is_capitalised(core):
+                stopper = "max"
+            else:
+                stopper = "other"
+            return _Phrase(words, end, stopper, token.start())
+        if words and lower in connectors and following_ok and not trail:
+            pass
+        elif (
+            not core
+            or not _is_wordlike(core, digits=not name_like and bool(words))
+            or (name_like and lower.endswith("'s"))
+        ):
+            return _Phrase(words, end, "other", token.start())
+        elif not words and lower == "the" and following_ok and not name_like:
+            pass
+        elif lower in _STOP:
+            return _Phrase(words, end, f"stop:{lower}", token.start())
+        elif not words and lower in _DETERMINERS:
+            return _Phrase(words, end, "other", token.start())
+        elif _is_capitalised(core) or (allow_lower and core.islower()):
+            pass
+        else:
+            return _Phrase(words, end, "other", token.start())
+        words.append(core)
+        end = token.start() + len(core)
+        if trail and trail[0] in _BOUNDARY_CHARS:
+            return _Phrase(words, end, f"punct:{trail[0]}", token.end())
+    return _Phrase(words, end, "end", len(sentence))
+
+
+def _role_phrase(sentence: str, pos: int) -> _Phrase:
+    """Take an occupation noun phrase ("senior data scientist") starting at ``pos``."""
+    tokens = list(islice(_TOKEN.finditer(sentence, pos), 7))
+    words: list[str] = []
+    end = pos
+    for index, token in enumerate(tokens):
+        core, trail = _split_token(token.group())
+        lower = core.lower()
+        if not core or not _is_wordlike(core, digits=False):
+            return _Phrase(words, end, "other", token.start())
+        if lower in _STOP or lower in _DETERMINERS or core == "I":
+            return _Phrase(words, end, f"stop:{lower}", token.start())
+        words.append(core)
+        end = token.start() + len(core)
+        if trail and trail[0] in _BOUNDARY_CHARS:
+            return _Phrase(words, end, f"punct:{trail[0]}", token.end())
+        if len(words) >= 5:
+            nxt = tokens[index + 1].start() if index + 1 < len(tokens) else token.end()
+            return _Phrase(words, end, "max", nxt)
+    return _Phrase(words, end, "end", len(sentence))
+
+
+# --- Hits --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Hit:
+    slot: str
+    content: str
+    start: int  # trigger start, in the sentence (or clause) it was found in
+    end: int  # value end
+    confidence: float
+    order: int = 0
+
+
+def _sentence_end(value: str) -> str:
+    return value if value.endswith((".", "!", "?")) else value + "."
+
+
+def _title_name(value: str) -> str:
+    if not value.islower():
+        return value
+    return " ".join(
+        "-".join(part.capitalize() for part in word.split("-")) for word in value.split()
+    )
+
+
+_PRONOUN_I = re.compile(r"\bI(?:'[a-z]+)?\b")
+
+
+def _all_lower(sentence: str) -> bool:
+    """Typed in lower case (ignoring the pronoun "I" and an auto-capitalised first letter)."""
+    return not any(char.isupper() for char in _PRONOUN_I.sub("", sentence[1:]))
+
+
+Parser = Callable[[str, re.Match[str]], list[_Hit]]
+
+
+def _name_parser(*, explicit: bool) -> Parser:
+    def parse(sentence: str, match: re.Match[str]) -> list[_Hit]:
+        phrase = _phrase(
+            sentence,
+            match.end(),
+            max_words=2 if not explicit else 4,
+            allow_lower=explicit,
+            connectors=_NAME_CONNECTORS,
+            name_like=True,
+        )
+        if not phrase.words or phrase.stopper in ("other", "max"):
+            return []
+        if any(word.lower() in _NOT_NAMES for word in phrase.words):
+            return []
+        if any(len(word) > 2 and word.isupper() for word in phrase.words):
+            return []  # "I'm ADHD", "I'm OK": acronyms, not names
+        if phrase.words[0].lower().endswith("ese") or any(
+            word.lower() in _ROLE_HEADS | _ROLE_ACRONYMS for word in phrase.words
+        ):
+            return []
+        if phrase.text.islower() and len(phrase.words) > 2:
+            return []
+        confidence = CONFIDENCE["certain"] if explicit else CONFIDENCE["stated"]
+        name = _title_name(phrase.text)
+        content = f"The user's name is {_sentence_end(name)}"
+        return [_Hit("name", content, match.start(), phrase.end, confidence)]
+
+    return parse
+
+
+def _title_place(value: str) -> str:
+    """Title-case a place typed in lower case: "new york" -> "New York", "the bay area" ->
+    "the Bay Area" (connectors such as "de" and "am" stay as they are)."""
+    words = value.split()
+    return " ".join(
+        word
+        if (index == 0 and word == "the") or (index and word in _PLACE_CONNECTORS)
+        else "-".join(part.capitalize() for part in word.split("-"))
+        for index, word in enumerate(words)
+    )
+
+
+def _parse_location(sentence: str, match: re.Match[str]) -> list[_Hit]:
+    phrase = _phrase(
+        sentence,
+        match.end(),
+        max_words=5,
+        allow_lower=_all_lower(sentence),
+        connectors=_PLACE_CONNECTORS,
+    )
+    if not phrase.words or phrase.text.lower() in _LOCATION_BLOCK:
+        return []
+    value, end = phrase.text, phrase.end
+    if phrase.stopper == "punct:,":
+        # "Paris, France" — but not "Paris, Ada lives in Rome".
+        region = _phrase(
+            sentence, phrase.next_start, max_words=3, allow_lower=False, connectors=frozenset()
+        )
+        if region.words and region.stopper not in ("other", "max"):
+            value, end = f"{value}, {region.text}", region.end
+    if value.islower():
+        value = _title_place(value)
+    content = f"The user lives in {_sentence_end(value)}"
+    return [_Hit("location", content, match.start(), end, CONFIDENCE["stated"])]
+
+
+def _employer_hit(sentence: str, pos: int, start: int) -> _Hit | None:
+    phrase = _phrase(
+        sentence,
+        pos,
+        max_words=6,
+        allow_lower=_all_lower(sentence),
+        connectors=_EMPLOYER_CONNECTORS,
+    )
+    if not phrase.words or phrase.text.lower() in _EMPLOYER_BLOCK:
+        return None
+    content = f"The user works at {_sentence_end(phrase.text)}"
+    return _Hit("employer", content, start, phrase.end, CONFIDENCE["stated"])
+
+
+def _parse_employer(sentence: str, match: re.Match[str]) -> list[_Hit]:
+    hit = _employer_hit(sentence, match.end(), match.start())
+    return [hit] if hit else []
+
+
+def _role_content(det: str, role: str) -> str:
+    head = role.split()[-1].lower()
+    if head in _STUDY_ROLES:
+        article = det or ("an " if role[:1].lower() in "aeiou" else "a ")
+        return f"The user is {article}{_sentence_end(role)}"
+    return f"The user works as {det}{_sentence_end(role)}"
+
+
+def _role_parser(*, strict: bool) -> Parser:
+    """``strict``: the head noun must be a known occupation ("I'm a nurse", not "I'm a fan")."""
+
+    def parse(sentence: str, match: re.Match[str]) -> list[_Hit]:
+        det = (match.groupdict().get("det") or "").strip().lower()
+        phrase = _role_phrase(sentence, match.end())
+        if not phrase.words or phrase.stopper in ("other", "max"):
+            return []
+        lowered = [word.lower() for word in phrase.words]
+        head = lowered[-1]
+        if any(word in _NOT_CURRENT or word.startswith("ex-") for word in lowered):
+            return []
+        known = head in _ROLE_HEADS or head in _ROLE_ACRONYMS
+        if (strict or not det) and not known:
+            return []
+        if head in _WORK_AS_BLOCK:
+            return []
+        article = f"{det} " if det else ""
+        hits = [
+            _Hit(
+                "role",
+                _role_content(article, phrase.text),
+                match.start(),
+                phrase.end,
+                CONFIDENCE["stated"],
+            )
+        ]
+        # "I'm an engineer at Google": the employer comes along.
+        if phrase.stopper in ("stop:at", "stop:for") and head not in _STUDY_ROLES:
+            after = _TOKEN.match(sentence, phrase.next_start)
+            if after:
+                employer = _employer_hit(sentence, after.end(), match.start())
+                if employer:
+                    hits.append(employer)
+        return hits
+
+    return parse
+
+
+def _value_parser(
+    slot: str, template: str, *, check: Callable[[str], bool] | None = None
+) -> Parser:
+    def parse(sentence: str, match: re.Match[str]) -> list[_Hit]:
+        value = match.group("value").strip().rstrip(".")
+        if check is not None and not check(value):
+            return []
+        content = template.format(value=value)
+        return [_Hit(slot, content, match.start(), match.end("value"), CONFIDENCE["stated"])]
+
+    return parse
+
+
+def _valid_age(value: str) -> bool:
+    return 1 <= int(value) <= 120
+
+
+def _valid_phone(value: str) -> bool:
+    return 7 <= sum(char.isdigit() for char in value) <= 15
+
+
+# --- Triggers ----------------------------------------------------------------------------------
+
+_ADV = (
+    r"(?:(?:currently|now|still|actually|also|just|recently|finally|permanently|officially|"
+    r"presently|remotely)\s+)*"
+)
+_I_AM = r"\bI(?:'m|m|\s+am)"
+_AGE_END = (
+    r"(?=\s*(?:$|[,.;:!?)\u2013\u2014-]|(?:and|but|so|now|btw|lol|too|myself|already|though|"
+    r"this\s+year)\b))"
+)
+_AGE_UNIT = r"(?:\s*(?:years?|yrs?)(?:\s+old|\s+of\s+age)?|\s*y/?o\b|\s*y\.o\.)?"
+_EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+_PHONE = r"\+?\(?\d[\d\s().-]{5,22}\d"
+_PRONOUN = (
+    r"(?:she|her|hers|he|him|his|they|them|theirs|xe|xem|xir|ze|zir|hir|ey|em|eir|fae|faer|"
+    r"it|its|any|all)\b"
+)
+_PRONOUNS = rf"{_PRONOUN}(?:\s*/\s*{_PRONOUN}){{1,3}}"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_DATE = (
+    rf"(?:{_MONTH}\s+(?:the\s+)?{_DAY}(?:,?\s+\d{{4}})?|(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}"
+    rf"(?:,?\s+\d{{4}})?|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[/.]\d{{1,2}}(?:[/.]\d{{2,4}})?)\b"
+)
+
+_FLAGS = re.IGNORECASE
+
+# (needles, pattern, parser): a pattern only runs on sentences (lower-cased) containing one
+# of its needles, which skips most of the regex work on ordinary chat.
+_EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple(
+    (needles, re.compile(pattern, _FLAGS), parser)
+    for needles, pattern, parser in (
+        # name
+        (
+            ("name",),
+            r"\bmy\s+(?:(?:full|first|real|given)\s+)?name(?:\s+is|'s)\s+",
+            _name_parser(explicit=True),
+        ),
+        (
+            ("call me",),
+            r"\b(?:(?:you\s+(?:can|may|should)|please|just)\s+)?call\s+me\s+",
+            _name_parser(explicit=False),
+        ),
+        (
+            ("i'm", "im", "i am"),
+            r"^(?:(?:hi|hello|hey|hiya|howdy|greetings|yo|oh|well|so|ok|okay)"
+            r"(?:\s+(?:there|all|everyone|folks|guys|again))?[\s,!.:-]*)*I(?:'m|m|\s+am)\s+",
+            _name_parser(explicit=False),
+        ),
+        # age
+        (
+            ("i'm", "im", "i am"),
+            rf"{_I_AM}\s+(?P<value>\d{{1,3}}){_AGE_UNIT}{_AGE_END}",
+            _value_parser("age", "The user is {value} years old.", check=_valid_age),
+        ),
+        (
+            ("turned",),
+            rf"\bI\s+(?:just\s+|recently\s+)?turned\s+(?P<value>\d{{1,3}}){_AGE_UNIT}"
+            rf"(?=\s*(?:$|[,.;:!?)]|(?:and|but|so|last|this|yesterday|today|on|in)\b))",
+            _value_parser("age", "The user is {value} years old.", check=_valid_age),
+        ),
+        (
+            ("age",),
+            r"\bmy\s+age\s+is\s+(?P<value>\d{1,3})\b",
+            _value_parser("age", "The user is {value} years old.", check=_valid_age),
+        ),
+        # location
+        (("live", "reside"), rf"\bI\s+{_ADV}(?:live|reside)\s+in\s+", _parse_location),
+        (
+            ("living", "residing", "based", "located", "settled"),
+            rf"{_I_AM}\s+{_ADV}(?:living|residing|based|located|settled)\s+(?:in|out\s+of)\s+",
+            _parse_location,
+        ),
+        (
+            ("moved", "relocated"),
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:moved|relocated)\s+(?:back\s+|over\s+)?to\s+",
+            _parse_location,
+        ),
+        # employer
+        (("work",), rf"\bI\s+{_ADV}work\s+(?:at|for)\s+", _parse_employer),
+        (
+            ("working", "employed"),
+            rf"{_I_AM}\s+{_ADV}(?:working|employed)\s+(?:at|for|by)\s+",
+            _parse_employer,
+        ),
+        (
+            ("joined", "started"),
+            r"\bI(?:'ve|\s+have)?\s+(?:just|recently)\s+(?:joined|started\s+(?:working\s+)?at)\s+",
+            _parse_employer,
+        ),
+        (
+            ("started",),
+            r"\bI\s+(?:just\s+|recently\s+)?started\s+(?:a\s+(?:new\s+)?job\s+|working\s+)?at\s+",
+            _parse_employer,
+        ),
+        # role
+        (
+            (" as ",),
+            rf"\bI\s+{_ADV}work\s+(?:(?:at|for)\s+(?:[^\s,.;:!?]+\s+){{1,5}}?)?as\s+"
+            r"(?P<det>an?\s+|the\s+)?",
+            _role_parser(strict=False),
+        ),
+        (
+            (" as ",),
+            rf"{_I_AM}\s+{_ADV}working\s+(?:(?:at|for)\s+(?:[^\s,.;:!?]+\s+){{1,5}}?)?as\s+"
+            r"(?P<det>an?\s+|the\s+)?",
+            _role_parser(strict=False),
+        ),
+        (("i'm", "im", "i am"), rf"{_I_AM}\s+{_ADV}(?P<det>an?|the)\s+", _role_parser(strict=True)),
+        (
+            ("my",),
+            r"\bmy\s+(?:job\s+title|job|role|title|position|occupation|profession)\s+is\s+"
+            r"(?P<det>an?\s+|the\s+)?",
+            _role_parser(strict=True),
+        ),
+        # email, phone, pronouns, birthday
+        (
+            ("@",),
+            r"\b(?:my\s+(?:(?:work|personal|main|primary|private|business|school)\s+)?"
+            r"e-?mail(?:\s+address)?(?:\s+is|'s)|e-?mail\s+me\s+(?:at|on)|"
+            r"(?:you\s+can\s+)?(?:reach|contact)\s+me\s+(?:at|on|via))\s*:?\s*<?"
+            rf"(?P<value>{_EMAIL})",
+            _value_parser("email", "The user's email is {value}."),
+        ),
+        (
+            ("me", "my"),
+            r"\b(?:my\s+(?:(?:work|personal|home|mobile|cell|office)\s+)?"
+            r"(?:phone|cell|mobile|telephone)(?:\s+number)?(?:\s+is|'s)|my\s+number\s+is|"
+            r"(?:call|text|ring)\s+me\s+(?:at|on)|(?:you\s+can\s+)?reach\s+me\s+(?:at|on))"
+            rf"\s*:?\s*(?P<value>{_PHONE})",
+            _value_parser("phone", "The user's phone number is {value}.", check=_valid_phone),
+        ),
+        (
+            ("pronouns",),
+            rf"\bmy\s+pronouns\s+are\s+(?P<value>{_PRONOUNS})",
+            _value_parser("pronouns", "The user's pronouns are {value}."),
+        ),
+        (
+            ("/",),
+            rf"\bI\s+(?:use|go\s+by)\s+(?P<value>{_PRONOUNS})",
+            _value_parser("pronouns", "The user's pronouns are {value}."),
+        ),
+        (
+            ("birth", "bday", "b-day", "born"),
+            r"\b(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|birth\s*date)"
+            r"(?:\s+is|'s|\s+falls)(?:\s+on)?|I\s+was\s+born\s+on)\s+"
+            rf"(?P<value>{_DATE})",
+            _value_parser("birthday", "The user's birthday is {value}."),
+        ),
+    )
+)
+
+
+# --- Context checks ----------------------------------------------------------------------------
+
+_CLAUSE_TAIL = re.compile(r"[^,;.!?]*([,;.!?]|$)")
+
+
+def _clause_prefix(sentence: str, start: int) -> str:
+    prefix = sentence[:start]
+    last = 0
+    for match in _CLAUSE_BREAK.finditer(prefix):
+        last = match.end()
+    return prefix[last:]
+
+
+def _in_plain_clause(sentence: str, hit: _Hit) -> bool:
+    """The hit's clause is declarative, unhedged and not a question."""
+    tail = _CLAUSE_TAIL.match(sentence, hit.end)
+    if tail and tail.group(1) == "?":
+        return False
+    return not _HEDGE.search(_clause_prefix(sentence, hit.start))
+
+
+def _slot_hits(sentence: str) -> list[_Hit]:
+    if starts_like_question(sentence):
+        return []
+    hits: list[_Hit] = []
+    lowered = sentence.lower()
+    for needles, pattern, parser in _EXTRACTORS:
+        if not any(needle in lowered for needle in needles):
+            continue
+        for match in pattern.finditer(sentence):
+            for hit in parser(sentence, match):
+                # "call me"/"I'm": only at the start of a clause, after a greeting at most.
+                if (
+                    hit.slot == "name"
+                    and not match.group().lower().startswith("my")
+                    and not _OPENER.match(_clause_prefix(sentence, hit.start).strip())
+                ):
+                    continue
+                if _in_plain_clause(sentence, hit):
+                    hits.append(hit)
+    return hits
+
+
+# --- "remember that ..." -----------------------------------------------------------------------
+
+_REMEMBER = re.compile(r"\b(?:remember|(?:don't|do\s+not|never)\s+forget)\b", _FLAGS)
+_REMEMBER_LEAD = re.compile(
+    r"^(?:(?:please|pls|plz|also|and|oh|btw|hey|ok|okay|so|just|but|now|can\s+you|could\s+you|"
+    r"would\s+you|will\s+you|i\s+want\s+you\s+to|i\s+need\s+you\s+to|i'd\s+like\s+you\s+to|"
+    r"make\s+sure\s+(?:to|you))[\s,!.:-]*)*$",
+    _FLAGS,
+)
+_COURTESY_TAIL = re.compile(
+    r"(?:[\s.!?]*,\s*(?:please|pls|thanks|thank\s+you|thx|ok|okay|alright))?[\s.!?]*$", _FLAGS
+)
+_PROCEDURE = re.compile(
+    r"^(?:that\s+)?(?:(?:you\s+(?:should|must|need\s+to|have\s+to|will|are\s+to)|to)\s+)?"
+    r"(?P<adverb>always|never)\s+(?P<body>\S.*)$",
+    _FLAGS | re.DOTALL,
+)
+_NOT_TO = re.compile(r"^(?:not\s+to|to\s+not|to\s+never)\s+(?P<body>\S.*)$", _FLAGS | re.DOTALL)
+_DEICTIC = _words(
+    "this that it these those what when where how who why which me us him her them you to for "
+    "about everything anything something"
+)
+
+_ADVERBS = (
+    r"(?:(?:always|never|usually|often|sometimes|really|also|still|just|only|generally|mostly|"
+    r"rarely|actually|currently|now|strongly|mainly|normally|typically|definitely|absolutely|"
+    r"even|already|totally|kinda|kind\s+of|sort\s+of|[a-z]{3,}(?<!p)ly)\s+)*"
+)
+_FIRST_PERSON_FIXED = tuple(
+    (re.compile(pattern, _FLAGS), replacement)
+    for pattern, replacement in (
+        (r"\bI\s+am\b", "the user is"),
+        (r"\bI'm\b", "the user is"),
+        (r"\bI've\b", "the user has"),
+        (r"\bI\s+haven't\b", "the user hasn't"),
+        (r"\bI\s+have\b", "the user has"),
+        (r"\bI\s+don't\b", "the user doesn't"),
+        (r"\bI\s+do\s+not\b", "the user does not"),
+        (r"\bI\s+do\b", "the user does"),
+        (r"\bI'll\b", "the user will"),
+        (r"\bI'd\b", "the user would"),
+    )
+)
+_I_VERB = re.compile(rf"\bI\s+({_ADVERBS})([a-z']+)\b", _FLAGS)
+_UNCHANGED_AFTER_I = _words(
+    """
+    can could will would should must might may shall did was had used can't couldn't won't
+    wouldn't shouldn't mustn't didn't wasn't hadn't cannot and or but too myself alone
+    personally also
+    """
+)
+_PRESENT_ED = _words("proceed succeed exceed embed breed bleed speed shred")
+_POSSESSIVE = (
+    (re.compile(r"\bmy\b", _FLAGS), "the user's"),
+    (re.compile(r"\bmine\b", _FLAGS), "the user's"),
+    (re.compile(r"\bmyself\b", _FLAGS), "themselves"),
+    (re.compile(r"\bme\b", _FLAGS), "the user"),
+    (re.compile(r"\bI\b", _FLAGS), "the user"),
+)
+
+
+def _third_person_verb(verb: str) -> str:
+    lower = verb.lower()
+    regular_past = len(lower) >= 5 and lower.endswith("ed") and lower not in _PRESENT_ED
+    if lower in _UNCHANGED_AFTER_I or lower in IRREGULAR_PAST or regular_past:
+        return verb
+    if lower == "have":
+        return "has"
+    if lower == "be":
+        return "is"
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(lower) > 2 and lower.endswith("y") and lower[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def to_third_person(clause: str) -> str:
+    """Rewrite a first-person clause about the user: "I prefer my tea" -> "the user prefers ..."."""
+    for pattern, replacement in _FIRST_PERSON_FIXED:
+        clause = pattern.sub(replacement, clause)
+    clause = _I_VERB.sub(lambda m: f"the user {m.group(1)}{_third_person_verb(m.group(2))}", clause)
+    for pattern, replacement in _POSSESSIVE:
+        clause = pattern.sub(replacement, clause)
+    return clause
+
+
+def _sentence(text: str) -> str:
+    text = text.strip().rstrip(".!?;,: ")
+    return _sentence_end(text[:1].upper() + text[1:]) if text else ""
+
+
+def _short_title(content: str) -> str:
+    words = content.rstrip(".").split()
+    title = " ".join(words[:8])
+    return title if len(title) <= 60 else title[:60].rstrip()
+
+
+def _remember_candidate(clause: str) -> Candidate | None:
+    procedure = _PROCEDURE.match(clause)
+    not_to = None if procedure else _NOT_TO.match(clause)
+    if procedure or not_to:
+        if procedure:
+            adverb = procedure.group("adverb").lower()
+            body = procedure.group("body")
+            content = _sentence(f"{adverb} {to_third_person(body)}")
+            subtype = "constraint" if adverb == "never" else "behavioral"
+        else:
+            assert not_to is not None
+            content = _sentence(f"do not {to_third_person(not_to.group('body'))}")
+            subtype = "constraint"
+        return Candidate(
+            kind="procedure",
+            content=content,
+            title=_short_title(content),
+            importance=IMPORTANCE["significant"],
+            confidence=CONFIDENCE["stated"],
+            tags=["instruction", "remember"],
+            procedure_subtype=subtype,
+            stage="regex",
+        )
+    if clause.lower().startswith("to "):
+        return None  # "remember to buy milk": a reminder, not a memory
+    clause = re.sub(r"^that\s+", "", clause, flags=_FLAGS)
+    words = clause.split()
+    if not words or words[0].lower().strip(",.") in _DEICTIC:
+        return None
+    if starts_like_question(clause) or not has_verb(clause):
+        return None
+    content = _sentence(to_third_person(clause))
+    if len(content.split()) < 3:
+        return None
+    return Candidate(
+        kind="fact",
+        content=content,
+        title=_short_title(content),
+        importance=IMPORTANCE["significant"],
+        confidence=CONFIDENCE["stated"],
+        tags=["remember"],
+        stage="regex",
+    )
+
+
+def _remember_clause(sentence: str) -> str | None:
+    """The clause after a leading "remember"/"don't forget", or None when there is none."""
+    match = _REMEMBER.search(sentence)
+    if not match or not _REMEMBER_LEAD.match(sentence[: match.start()].strip()):
+        return None
+    clause = sentence[match.end() :].lstrip(" ,:;-\u2013\u2014")
+    clause = _COURTESY_TAIL.sub("", clause)
+    return clause.strip() or None
+
+
+def _uncovered_words(clause: str, hits: list[_Hit]) -> int:
+    covered = [False] * len(clause)
+    for hit in hits:
+        for index in range(hit.start, min(hit.end, len(clause))):
+            covered[index] = True
+    rest = "".join(" " if flag else char for char, flag in zip(clause, covered, strict=True))
+    return len(re.findall(r"[^\W_]+", rest))
+
+
+# --- Entry point -------------------------------------------------------------------------------
+
+
+def _candidate(hit: _Hit) -> Candidate:
+    importance = IMPORTANCE["core"] if hit.slot in _CORE_SLOTS else IMPORTANCE["significant"]
+    return Candidate(
+        kind="fact",
+        content=hit.content,
+        title=SLOT_TITLES[hit.slot],
+        importance=importance,
+        confidence=hit.confidence,
+        tags=["identity", hit.slot],
+        slot=hit.slot,
+        stage="regex",
+    )
+
+
+def extract(text: str) -> list[Candidate]:
+    """Identity facts and explicit remember-requests in a USER message, in text order."""
+    if not text or not text.strip():
+        return []
+    found: list[tuple[int, Candidate | _Hit]] = []
+    order = 0
+    for sentence in _sentences(_prepare(text)):
+        clause = _remember_clause(sentence)
+        if clause is not None:
+            remembered = _remember_candidate(clause)
+            hits = [] if remembered and remembered.kind == "procedure" else _slot_hits(clause)
+            if remembered and (not hits or _uncovered_words(clause, hits) >= 3):
+                found.append((order, remembered))
+                order += 1
+        else:
+            hits = _slot_hits(sentence)
+        for hit in sorted(hits, key=lambda h: h.start):
+            found.append((order, hit))
+            order += 1
+
+    # One candidate per slot: the most confident, then the earliest.
+    best: dict[str, tuple[int, _Hit]] = {}
+    for position, item in found:
+        if isinstance(item, _Hit):
+            current = best.get(item.slot)
+            if current is None or item.confidence > current[1].confidence:
+                best[item.slot] = (position, item)
+    keep = {position for position, _ in best.values()}
+    candidates: list[Candidate] = []
+    seen: set[str] = set()
+    for position, item in found:
+        if isinstance(item, _Hit):
+            if position not in keep:
+                continue
+            candidate = _candidate(item)
+        else:
+            candidate = item
+        key = candidate.content.lower()
+        if key not in seen:
+            seen.add(key)
+            candidates.append(candidate)
+    return candidates

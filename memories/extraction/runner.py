@@ -1,0 +1,143 @@
+"""Running the pipeline for one saved message, with a record of everything it decided.
+
+The record (memories.models.Extraction) goes queued -> running -> done, or back
+to queued with the error kept when a provider fails and retries remain (the
+retry is scheduled with exponential backoff), or failed after the last attempt.
+A failure is never recorded as "nothing to remember". Running a finished
+record again changes nothing; re-extracting the same message cannot create
+duplicates (dedup recognises memories that this very message produced).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories.dedup import WriteContext, commit_candidate
+from memories.extraction.pipeline import propose
+from memories.extraction.types import Source, Verdict
+from memories.models import Extraction, Message, SourceType
+from memories.token_estimate import text_of
+from spaceduck.providers import ProviderError, get_chat, get_embedder
+
+SOURCE_TYPES = {
+    "user": SourceType.USER_MESSAGE,
+    "assistant": SourceType.ASSISTANT_MESSAGE,
+    "tool": SourceType.TOOL_RESULT,
+    "system": SourceType.SYSTEM,
+}
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    candidate = asdict(verdict.candidate)
+    if candidate.get("occurred_at") is not None:
+        candidate["occurred_at"] = candidate["occurred_at"].isoformat()
+    return {
+        "candidate": candidate,
+        "decision": verdict.decision,
+        "reason": verdict.reason,
+        "memory_id": verdict.memory_id,
+        "matched_memory_id": verdict.matched_memory_id,
+        **({"details": verdict.extra} if verdict.extra else {}),
+    }
+
+
+def source_of(message: Message, record: Extraction) -> Source:
+    provenance = message.provenance if isinstance(message.provenance, dict) else {}
+    return Source(
+        role=message.role,
+        text=text_of(message.content),
+        source_type=SOURCE_TYPES.get(message.role, SourceType.USER_MESSAGE),
+        task_id=record.task_id,
+        skill_id=record.skill_id,
+        from_recall=bool(provenance.get("recalled") or provenance.get("compaction")),
+    )
+
+
+def _provider_label() -> str:
+    chat = get_chat()
+    return f"chat={chat.name}/{chat.model} embeddings={get_embedder().fingerprint}"
+
+
+def _begin(extraction_id: int) -> Extraction | None:
+    with transaction.atomic():
+        record = Extraction.objects.filter(pk=extraction_id).first()
+        if record is None or record.status in (Extraction.Status.DONE, Extraction.Status.FAILED):
+            return None
+        record.status = Extraction.Status.RUNNING
+        record.attempts += 1
+        record.started_at = timezone.now()
+        record.provider = _provider_label()
+        record.save()
+    return record
+
+
+def _extract(record: Extraction) -> list[Verdict]:
+    message = record.message
+    if message is None:
+        return []
+    source = source_of(message, record)
+    kept, verdicts = propose(source, get_chat())
+    ctx = WriteContext(
+        namespace=record.namespace,
+        actor=f"extraction:{record.pk}",
+        source_type=source.source_type,
+        message=message,
+        thread=message.thread,
+        task_id=record.task_id,
+        skill_id=record.skill_id,
+        max_memory_writes=record.max_memory_writes,
+    )
+    return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
+
+
+def run_extraction(extraction_id: int) -> Extraction | None:
+    """One attempt. Returns the record, or None when there was nothing to run."""
+    record = _begin(extraction_id)
+    if record is None:
+        return None
+    started = time.perf_counter()
+    try:
+        verdicts = _extract(record)
+    except ProviderError as exc:
+        _failed_attempt(record, exc, started)
+        return record
+    record.candidates = [verdict_json(v) for v in verdicts]
+    record.status = Extraction.Status.DONE
+    record.next_attempt_at = None
+    _finish(record, started)
+    return record
+
+
+def _failed_attempt(record: Extraction, exc: Exception, started: float) -> None:
+    record.errors = [
+        *record.errors,
+        {"attempt": record.attempts, "error": str(exc), "at": timezone.now().isoformat()},
+    ]
+    if record.attempts <= settings.EXTRACTION_RETRIES:
+        delay = settings.EXTRACTION_RETRY_DELAY * 2 ** (record.attempts - 1)
+        record.status = Extraction.Status.QUEUED
+        record.next_attempt_at = timezone.now() + timedelta(seconds=delay)
+    else:
+        record.status = Extraction.Status.FAILED
+        record.next_attempt_at = None
+    _finish(record, started)
+
+
+def _finish(record: Extraction, started: float) -> None:
+    record.duration_ms = round((time.perf_counter() - started) * 1000, 2)
+    record.finished_at = timezone.now()
+    record.save()
+
+
+def retry_delay(record: Extraction) -> float | None:
+    """Seconds until the next attempt when one is due, else None."""
+    if record.status != Extraction.Status.QUEUED or record.next_attempt_at is None:
+        return None
+    return max(0.0, (record.next_attempt_at - timezone.now()).total_seconds())

@@ -1,0 +1,105 @@
+"""The write path's entry points: a message to extract from, or a memory written directly.
+
+Both front ends call these: the JSON API (POST /api/threads/{id}/messages,
+POST /api/memories) and, for direct writes, the dashboard and CLI. The request
+that saves a message never waits for extraction: it records a queued
+Extraction and enqueues the huey task once the transaction commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from memories.dedup import WriteContext, commit_candidate
+from memories.extraction import gate, guard
+from memories.extraction.pipeline import injection_reason
+from memories.extraction.types import Candidate, Source, Verdict
+from memories.models import Extraction, Message, MessageRole
+from memories.services import save_message
+from spaceduck.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Ingested:
+    message: Message
+    extraction: Extraction | None  # None when memory is disabled or the role is not extracted
+
+
+def message_ingest(
+    thread_id: str,
+    role: str,
+    content: Any,
+    *,
+    id: str | None = None,
+    created_at: datetime | None = None,
+    provenance: dict[str, Any] | None = None,
+    task_id: str = "",
+    skill_id: str = "",
+    max_memory_writes: int | None = None,
+) -> Ingested:
+    """Save the message and queue its extraction (system messages are never extracted)."""
+    with transaction.atomic():
+        message = save_message(
+            thread_id, role, content, id=id, created_at=created_at, provenance=provenance
+        )
+        if not settings.MEMORY_ENABLED or message.role == MessageRole.SYSTEM:
+            return Ingested(message, None)
+        record = Extraction.objects.create(
+            message=message,
+            thread_id=message.thread_id,
+            namespace=message.thread.namespace,
+            task_id=task_id,
+            skill_id=skill_id,
+            max_memory_writes=max_memory_writes,
+        )
+        transaction.on_commit(lambda: _enqueue(record.pk))
+    return Ingested(message, record)
+
+
+def _enqueue(extraction_id: int) -> None:
+    from memories.tasks import extract_message  # the task module imports this one
+
+    extract_message(extraction_id)
+
+
+def memory_write(
+    candidate: Candidate,
+    *,
+    namespace: str,
+    actor: str,
+    task_id: str = "",
+    skill_id: str = "",
+    scope: str = "global",
+    scope_id: str = "",
+    max_memory_writes: int | None = None,
+) -> Verdict:
+    """A memory from an agent that extracts for itself: same gate, guard, injection, dedup."""
+    if not settings.MEMORY_ENABLED:
+        raise InvalidInput("long-term memory is disabled on this server (SPACEDUCK_MEMORY_ENABLED)")
+    source = Source(
+        role="user", text=candidate.content, source_type="api", task_id=task_id, skill_id=skill_id
+    )
+    accepted, rejected = gate.validate([candidate])
+    if rejected:
+        return rejected[0]
+    reason = guard.check(candidate, source) or injection_reason(
+        f"{candidate.title}\n{candidate.content}", source
+    )
+    if reason is not None:
+        return Verdict(candidate, "rejected", reason)
+    ctx = WriteContext(
+        namespace=namespace,
+        actor=actor,
+        source_type="api",
+        task_id=task_id,
+        skill_id=skill_id,
+        scope=scope,
+        scope_id=scope_id,
+        max_memory_writes=max_memory_writes,
+    )
+    return commit_candidate(accepted[0], ctx)

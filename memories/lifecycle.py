@@ -1,0 +1,183 @@
+"""A memory's life after it is written: approve, archive, restore, edit, reverse, purge.
+
+Every change is written to the memory's history with its actor and reason.
+Used by the JSON API (PATCH /api/memories/{id}, DELETE /api/skills/{id}/memories),
+the dashboard and the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from memories import vector_index
+from memories.dedup import LIVE
+from memories.models import Memory, MemoryEvent, MemoryStatus
+from memories.services import content_hash, embedding_text, memory_history_record
+from spaceduck.errors import InvalidInput, PermissionDenied
+from spaceduck.providers import get_embedder
+
+EDITABLE = (
+    "title",
+    "content",
+    "summary",
+    "tags",
+    "importance",
+    "confidence",
+    "kind",
+    "procedure_subtype",
+    "scope",
+    "scope_id",
+    "occurred_at",
+    "expires_at",
+)
+STATUS_CHANGES = ("active", "archived", "candidate")
+
+
+def _save(memory: Memory, fields: list[str]) -> None:
+    memory.updated_at = timezone.now()
+    memory.save(update_fields=[*fields, "updated_at"])
+
+
+def memory_approve(*, memory: Memory, actor: str, can_approve: bool) -> Memory:
+    """candidate -> active: a person (the `approve` permission) vouches for it."""
+    if not can_approve:
+        raise PermissionDenied("making a candidate memory active needs the 'approve' permission")
+    if memory.status != MemoryStatus.CANDIDATE:
+        raise InvalidInput(f"only a candidate memory can be approved; this one is {memory.status}")
+    with transaction.atomic():
+        memory.status = MemoryStatus.ACTIVE
+        _save(memory, ["status"])
+        memory_history_record(
+            memory=memory, event=MemoryEvent.Event.PROMOTED, actor=actor, reason="approved"
+        )
+    return memory
+
+
+def memory_archive(*, memory: Memory, actor: str, reason: str = "") -> Memory:
+    if memory.status == MemoryStatus.ARCHIVED:
+        return memory
+    with transaction.atomic():
+        before = memory.status
+        memory.status = MemoryStatus.ARCHIVED
+        _save(memory, ["status"])
+        memory_history_record(
+            memory=memory,
+            event=MemoryEvent.Event.ARCHIVED,
+            actor=actor,
+            reason=reason,
+            data={"from": before},
+        )
+    return memory
+
+
+def memory_restore(*, memory: Memory, actor: str, reason: str = "") -> Memory:
+    """archived -> active; a superseded memory is restored by reversing its supersession."""
+    if memory.status == MemoryStatus.SUPERSEDED:
+        return memory_reverse_supersession(memory=memory, actor=actor, reason=reason)
+    if memory.status != MemoryStatus.ARCHIVED:
+        raise InvalidInput(
+            f"only an archived or superseded memory can be restored; this one is {memory.status}"
+        )
+    with transaction.atomic():
+        memory.status = MemoryStatus.ACTIVE
+        _save(memory, ["status"])
+        memory_history_record(
+            memory=memory, event=MemoryEvent.Event.RESTORED, actor=actor, reason=reason
+        )
+    return memory
+
+
+def memory_reverse_supersession(*, memory: Memory, actor: str, reason: str = "") -> Memory:
+    """A person overrules a supersession: the old memory is live again, its superseder archived."""
+    if memory.status != MemoryStatus.SUPERSEDED:
+        raise InvalidInput(f"memory {memory.pk} is not superseded")
+    with transaction.atomic():
+        superseder = memory.superseded_by
+        memory.status, memory.superseded_by = MemoryStatus.ACTIVE, None
+        _save(memory, ["status", "superseded_by"])
+        memory_history_record(
+            memory=memory,
+            event=MemoryEvent.Event.RESTORED,
+            actor=actor,
+            reason=reason or "supersession reversed",
+            data={"was_superseded_by": superseder.pk if superseder else None},
+        )
+        if superseder is not None and superseder.status in LIVE:
+            memory_archive(
+                memory=superseder,
+                actor=actor,
+                reason=f"its supersession of memory {memory.pk} was reversed",
+            )
+    return memory
+
+
+def memory_set_status(*, memory: Memory, status: str, actor: str, can_approve: bool) -> Memory:
+    if status == "active" and memory.status == MemoryStatus.CANDIDATE:
+        return memory_approve(memory=memory, actor=actor, can_approve=can_approve)
+    if status == "archived":
+        return memory_archive(memory=memory, actor=actor)
+    if status == "active":
+        return memory_restore(memory=memory, actor=actor)
+    raise InvalidInput(f"status can be set to active (approve/restore) or archived, not {status!r}")
+
+
+def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memory:
+    """Edit fields; a new content is re-hashed, re-embedded and re-indexed."""
+    unknown = sorted(set(changes) - set(EDITABLE))
+    if unknown:
+        raise InvalidInput(f"not editable: {', '.join(unknown)}; editable: {', '.join(EDITABLE)}")
+    before = {name: _jsonable(getattr(memory, name)) for name in changes}
+    for name, value in changes.items():
+        setattr(memory, name, value)
+    try:
+        memory.full_clean(
+            exclude=["superseded_by", "source_message", "source_thread", "content_hash"]
+        )
+    except ValidationError as exc:
+        raise InvalidInput(
+            "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+        ) from None
+    content_changed = "content" in changes and before["content"] != memory.content
+    vector = get_embedder().embed([embedding_text(memory)])[0] if content_changed else None
+    with transaction.atomic():
+        fields = list(changes)
+        if content_changed:
+            memory.content_hash = content_hash(memory.content)
+            fields.append("content_hash")
+        _save(memory, fields)
+        if vector is not None:
+            vector_index.upsert([(memory.pk, memory.namespace, vector)])
+        memory_history_record(
+            memory=memory, event=MemoryEvent.Event.EDITED, actor=actor, data={"before": before}
+        )
+    return memory
+
+
+def _jsonable(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def skill_purge(*, skill_id: str, namespaces: Iterable[str] | None, actor: str) -> int:
+    """Delete every memory a skill wrote (FTS and vector rows go by trigger); tombstones stay."""
+    if not skill_id.strip():
+        raise InvalidInput("skill id must not be empty")
+    memories = Memory.objects.filter(source_skill_id=skill_id)
+    if namespaces is not None:
+        memories = memories.filter(namespace__in=list(namespaces))
+    with transaction.atomic():
+        doomed = list(memories.only("id", "namespace", "content", "kind"))
+        for memory in doomed:
+            memory_history_record(
+                memory=memory,
+                event=MemoryEvent.Event.PURGED,
+                actor=actor,
+                reason=f"skill {skill_id} uninstalled",
+                data={"content": memory.content, "kind": memory.kind},
+            )
+        Memory.objects.filter(pk__in=[m.pk for m in doomed]).delete()
+    return len(doomed)

@@ -1,0 +1,58 @@
+"""Run a benchmark's body in a child process on a throw-away deployment.
+
+The child gets a temporary data directory (its own database, migrated there,
+deleted afterwards) and none of the caller's SPACEDUCK_* variables, so a
+benchmark never opens the developer's database. Its output is streamed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Writer(Protocol):
+    def write(self, msg: str) -> Any: ...
+
+
+def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str) -> None:
+    from django.conf import settings
+    from django.core.management import CommandError
+
+    with tempfile.TemporaryDirectory(prefix="spaceduck-bench-") as data_dir:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SPACEDUCK_")}
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "spaceduck.settings",
+                "SPACEDUCK_DATA_DIR": data_dir,
+                "SPACEDUCK_EMBEDDING_PROVIDER": "hash",
+                "PYTHONUNBUFFERED": "1",
+                **env_overrides,
+            }
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            cwd=Path(settings.BASE_DIR),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert child.stdout is not None
+        for line in child.stdout:
+            stdout.write(line)
+        if child.wait() != 0:
+            raise CommandError(f"{module} failed (exit code {child.returncode}), output above")
+
+
+def setup_child_django() -> None:
+    """Inside the child: set Django up and migrate the scratch database quietly."""
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)

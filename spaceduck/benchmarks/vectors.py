@@ -1,0 +1,229 @@
+"""Vector search in one namespace: the in-process cache, the vec0 KNN and a bare numpy scan.
+
+Each size runs in a child process on a throw-away database in a temporary
+directory (migrated there, deleted afterwards), so the developer's database is
+never opened. The child bulk-inserts random unit vectors: N into one namespace
+plus ``--others`` spread over ``--other-namespaces`` more, then times the cold
+load of the cache, ``vector_index.search``, ``vector_index.knn`` and a numpy
+top-k over a matrix built beforehand (the floor any exact scan can reach here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+BENCH_NAMESPACE = "user:bench"
+LOAD_ROUNDS = 3
+INSERT_BATCH = 5_000
+_INSERT_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
+_PUBLIC_LOAD_SQL = "SELECT memory_id, embedding FROM memories_vec WHERE namespace = %s"
+
+
+class _Writer(Protocol):
+    def write(self, msg: str) -> Any: ...
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default="10000,100000", help="vectors in the searched namespace")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per method")
+    parser.add_argument("--k", type=int, default=30)
+    parser.add_argument("--others", type=int, default=100_000, help="vectors in other namespaces")
+    parser.add_argument("--other-namespaces", type=int, default=1_000)
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(options: dict[str, Any], stdout: _Writer) -> None:
+    sizes = [int(size) for size in str(options["sizes"]).split(",") if size.strip()]
+    settings = [options["queries"], options["k"], options["others"], options["other_namespaces"]]
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="spaceduck-bench-") as data_dir:
+            args = [str(value) for value in (size, *settings, options["seed"])]
+            _run_child(data_dir, args, stdout)
+
+
+def _run_child(data_dir: str, args: list[str], stdout: _Writer) -> None:
+    from django.conf import settings
+    from django.core.management import CommandError
+
+    # A clean deployment in data_dir: none of the caller's SPACEDUCK_* (its
+    # database path above all), the offline embedder; BLAS settings are kept.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPACEDUCK_")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="spaceduck.settings",
+        SPACEDUCK_DATA_DIR=data_dir,
+        SPACEDUCK_EMBEDDING_PROVIDER="hash",
+        PYTHONUNBUFFERED="1",
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "spaceduck.benchmarks.vectors", *args],
+        cwd=Path(settings.BASE_DIR),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert child.stdout is not None
+    for line in child.stdout:
+        stdout.write(line)
+    if child.wait() != 0:
+        raise CommandError(f"bench vectors failed (exit code {child.returncode}), output above")
+
+
+# --- The child: one size on its own database ------------------------------------
+
+
+def _unit_rows(rng: np.random.Generator, count: int, dims: int) -> np.ndarray:
+    rows = rng.standard_normal((count, dims), dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows
+
+
+def _insert(rows: np.ndarray, first_id: int, namespace_of: Callable[[int], str]) -> None:
+    from django.db import connection, transaction
+
+    for start in range(0, len(rows), INSERT_BATCH):
+        batch = rows[start : start + INSERT_BATCH]
+        params = [
+            (first_id + start + i, namespace_of(start + i), row.tobytes())
+            for i, row in enumerate(batch)
+        ]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(_INSERT_SQL, params)
+
+
+def _timings_ms(*calls: Callable[[np.ndarray], object], queries: np.ndarray) -> list[np.ndarray]:
+    """Milliseconds per query for each call, interleaved query by query after a warm-up.
+
+    Interleaving exposes every call to the same machine conditions, so their
+    ratio holds up on a noisy (shared, two-core) machine.
+    """
+    out: list[list[float]] = [[] for _ in calls]
+    for call in calls:
+        call(queries[0])
+    for query in queries:
+        for times, call in zip(out, calls, strict=True):
+            start = time.perf_counter()
+            call(query)
+            times.append((time.perf_counter() - start) * 1000.0)
+    return [np.array(times) for times in out]
+
+
+def _after_a_write_ms(
+    queries: np.ndarray, k: int, baseline: Callable[[np.ndarray], object]
+) -> tuple[np.ndarray, np.ndarray]:
+    """A search right after a new vector was stored (caught up from the change log).
+
+    The numpy baseline is timed alongside, for the same machine conditions.
+    """
+    from memories import vector_index
+
+    searched, alongside = [], []
+    for offset, query in enumerate(queries):
+        vector_index.upsert([(10**9 + offset, BENCH_NAMESPACE, query)])
+        start = time.perf_counter()
+        vector_index.search(BENCH_NAMESPACE, query, k)
+        middle = time.perf_counter()
+        baseline(query)
+        searched.append((middle - start) * 1000.0)
+        alongside.append((time.perf_counter() - middle) * 1000.0)
+    return np.array(searched), np.array(alongside)
+
+
+def _numpy_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    scores = matrix @ query
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    return top[np.argsort(-scores[top])].tolist()
+
+
+def _cold_load_ms(namespace: str, query: np.ndarray, k: int) -> float:
+    """A search on an empty cache: reading the version, loading the namespace, the scan."""
+    from memories import vector_index
+
+    rounds = []
+    for _ in range(LOAD_ROUNDS):
+        vector_index.cache_clear()
+        start = time.perf_counter()
+        vector_index.search(namespace, query, k)
+        rounds.append((time.perf_counter() - start) * 1000.0)
+    return float(np.median(rounds))
+
+
+def _public_load_ms(namespace: str) -> float:
+    """The same rows through vec0's own SELECT (scans every namespace's vectors)."""
+    from django.db import connection
+
+    start = time.perf_counter()
+    with connection.cursor() as cursor:
+        rows = cursor.execute(_PUBLIC_LOAD_SQL, [namespace]).fetchall()
+    np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _stats(values: np.ndarray) -> tuple[float, float]:
+    return float(np.median(values)), float(np.percentile(values, 95))
+
+
+def _line(name: str, values: np.ndarray) -> str:
+    p50, p95 = _stats(values)
+    return f"{name:<14}: p50 {p50:.2f} ms, p95 {p95:.2f} ms"
+
+
+def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: int) -> None:
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    from memories import vector_index
+
+    dims = vector_index.table_dimensions() or 384
+    rng = np.random.default_rng(seed)
+    matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
+    started = time.perf_counter()
+    _insert(matrix, 1, lambda _: BENCH_NAMESPACE)
+    _insert(_unit_rows(rng, others, dims), size + 1, lambda i: f"user:other-{i % spread:04d}")
+    build_s = time.perf_counter() - started
+    asked = _unit_rows(rng, max(1, queries), dims)
+
+    print(
+        f"vectors: {size} in {BENCH_NAMESPACE} + {others} over {spread} other namespaces, "
+        f"{dims}d, k={k}, {len(asked)} queries"
+    )
+    print(f"build: {build_s:.1f} s (executemany into vec0)")
+    cold, public = _cold_load_ms(BENCH_NAMESPACE, asked[0], k), _public_load_ms(BENCH_NAMESPACE)
+    print(f"cache load: {cold:.1f} ms (cold search), vec0 public SELECT alone: {public:.1f} ms")
+    search, baseline = _timings_ms(
+        lambda q: vector_index.search(BENCH_NAMESPACE, q, k),
+        lambda q: _numpy_top_k(matrix, q, k),
+        queries=asked,
+    )
+    (knn,) = _timings_ms(lambda q: vector_index.knn(BENCH_NAMESPACE, q, k), queries=asked)
+    exact = all(
+        [i - 1 for i, _ in vector_index.search(BENCH_NAMESPACE, q, k)] == _numpy_top_k(matrix, q, k)
+        for q in asked
+    )
+    after_write, alongside = _after_a_write_ms(asked[:50], k, lambda q: _numpy_top_k(matrix, q, k))
+    for name, values in (("search", search), ("vec0 knn", knn), ("numpy baseline", baseline)):
+        print(_line(name, values))
+    print(
+        f"{_line('search after a write', after_write)} (numpy alongside: p50 "
+        f"{_stats(alongside)[0]:.2f} ms)"
+    )
+    (s50, s95), (b50, b95) = _stats(search), _stats(baseline)
+    print(f"search/baseline: p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x (timed alternately)")
+    print(f"exact: {'yes' if exact else 'NO'} (search == numpy top-{k} for every query)")
+
+
+if __name__ == "__main__":
+    size, queries, k, others, spread, seed = (int(arg) for arg in sys.argv[1:7])
+    child_main(size, queries, k, others, spread, seed)

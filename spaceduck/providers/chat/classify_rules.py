@@ -1,0 +1,1174 @@
+"""The heuristic provider's ``classify``: memories from one message by rules, no model.
+
+It produces the same ``Candidate`` structure as the LLM stage (stage="llm").
+A message is read sentence by sentence; a sentence that holds ordered steps is
+one workflow, otherwise each clause ("I love cycling | and I have two cats")
+goes through these rules, first match wins:
+
+1. skipped: questions, claims about the assistant ("you are now ..."),
+   credential values ("the wifi password is ..."), and what other people said
+   or think ("My boss thinks ...", "John told me ...");
+2. behavioral: how the assistant should talk to the user ("Please answer
+   briefly", "Reply in French", "Call me by my first name", "I'd like you to
+   use British spelling") -> procedure/behavioral;
+3. constraint: a hard rule ("Never deploy on Fridays", "We only use Python
+   3.11", "Code reviews are mandatory", "Responses must include a request id")
+   -> procedure/constraint;
+4. episode: the user, their team or family did something ("I decided to switch
+   to Postgres", "We launched v2 yesterday", "Our daughter was born in May",
+   any dated past action) -> episode, with ``time_hint`` and, for simple
+   relative hints, ``occurred_at``;
+5. fact: preferences, diet and health, family and pets, tools, languages,
+   habits, experience and plans ("I prefer tea", "My dog is called Rex",
+   "I never eat fast food", "I might move to Berlin", "tabs > spaces").
+
+Conventions (the benchmark and the pipeline rely on them):
+
+- Greetings, thanks, acknowledgements, questions and one-off requests give no
+  candidate at all (``[]``): nothing memory-shaped was said.
+- A first-person statement about a passing state ("I'm so tired today") gives
+  a candidate with ``retention="reject"``, ``reject_reason="ephemeral_noise"``,
+  so the extraction record shows why it was not kept.
+- Hedged statements ("I might", "maybe", "I think", "probably") are kept with
+  confidence ``speculative`` or ``likely`` (below 0.7), so they end up as
+  pending candidates rather than trusted memories.
+- Identity statements (name, age, location, employer, role, email ...) are
+  left to the regex stage: these rules skip them and never set ``slot``.
+- Only user messages are read. Assistant and tool text never establishes
+  facts about the user, so it gives ``[]``.
+- Content is one canonical third-person sentence ("The user prefers tea over
+  coffee."; "we" is the user's team, or family when the sentence is about home
+  life). Relative dates in episodes are replaced by absolute ones, so the memory
+  does not go stale ("yesterday" -> "on 2 June 2025").
+
+Known limits: no coreference ("My son does too", "it is my favourite" are
+skipped), no paraphrase, English only, one memory per clause (so "I use
+Obsidian for notes and Todoist for tasks" is a single fact), clefts and
+self-answered questions ("it's Linear we use now", "Favourite season? Autumn")
+are missed, and every rule is a list of words someone chose. Measure changes
+with ``manage.py bench extraction``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from memories.extraction.classify import (
+    clean_tags,
+    clip_title,
+    date_phrase,
+    find_time_hint,
+    is_relative_hint,
+    resolve_time_hint,
+)
+from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the whole sentence says about every clause in it."""
+
+    confidence: float
+    now: datetime
+
+
+def classify_message(text: str, role: str, now: datetime) -> list[Candidate]:
+    """All candidates in one message, in order, without repeats."""
+    if role != "user":
+        return []  # assistant and tool text never establishes facts about the user
+    text = _normalise(text)
+    found: list[Candidate] = []
+    steps, text = _numbered_workflow(text)
+    if steps is not None:
+        found.append(steps)
+    for sentence in _sentences(text):
+        found.extend(_classify_sentence(sentence, now))
+    unique: dict[str, Candidate] = {}
+    for candidate in found:
+        unique.setdefault(candidate.content.lower(), candidate)
+    return list(unique.values())
+
+
+# --- text shape -----------------------------------------------------------------------------
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+_CONTRACTIONS = [
+    (re.compile(p, re.IGNORECASE), r)
+    for p, r in (
+        (r"\b(i)'m\b", r"\1 am"),
+        (r"\b(i|we|you|they)'ve\b", r"\1 have"),
+        (r"\b(i|we|you|they)'d\b", r"\1 would"),
+        (r"\b(i|we|you|they)'ll\b", r"\1 will"),
+        (r"\b(we|you|they)'re\b", r"\1 are"),
+        (r"\b(c)an't\b", r"\1annot"),
+        (r"\b(w)on't\b", r"\1ill not"),
+        (r"\b(do|does|did|is|are|was|were|have|has|had|would|should|could|must)n't\b", r"\1 not"),
+    )
+]
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_ABBREVIATION = re.compile(r"(?:\b(?i:st|mr|mrs|ms|dr|jr|sr|vs|etc|e\.g|i\.e|approx)|\b[A-Z])\.$")
+_PRONOUN_START = r"(?i:i|i am|i have|i would|i will|we|we are|we have|my|our)\b"
+_CLAUSE_SPLIT = re.compile(
+    r"(\s*;\s*"
+    rf"|,?\s+(?:and|but|so|also|though|although|while|because|plus)\s+(?=(?:now\s+)?{_PRONOUN_START})"
+    rf"|,\s+(?:(?:and|but|so)\s+)?(?=(?:now\s+)?{_PRONOUN_START})"
+    r"|,\s+(?=[A-Z][a-z]+\s+(?:is|are|was)\b))"
+)
+_COMPOUND_HEAD = re.compile(r"(?i:my|our|me and my)\s+[\w-]+(?:\s+[\w-]+)?|[A-Z][a-z]+")
+# People and animals close to the user; shared by the relation and the rule detectors.
+_RELATIONS = (
+    r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kids?|child"
+    r"|children|baby|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma"
+    r"|grandmother|grandpa|grandfather|grandparents|aunt|uncle|cousin|niece|nephew|family"
+    r"|dog|cat|puppy|kitten|pets?|rabbit|parrot|horse|manager|boss|team|company|cofounder"
+    r"|co-founder|landlord|assistant|flatmate|roommate|best friend|friend"
+)
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(.+)$")
+
+
+def _normalise(text: str) -> str:
+    text = text.translate(_QUOTES)
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _sentences(text: str) -> list[str]:
+    parts = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+    merged: list[str] = []
+    for part in parts:
+        # "St. Mary's", "Ursula K. Le Guin": a full stop that ends an abbreviation, not a sentence.
+        if merged and _ABBREVIATION.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
+def _clauses(sentence: str) -> list[str]:
+    pieces = _CLAUSE_SPLIT.split(sentence)  # [clause, separator, clause, separator, ...]
+    out: list[str] = []
+    for index in range(0, len(pieces), 2):
+        part = pieces[index].strip(" ,")
+        separator = pieces[index - 1] if index else ""
+        if not part:
+            continue
+        if out and re.fullmatch(r"[A-Z][a-z]+", out[-1]) and "," in separator:
+            out[-1] = f"{out[-1]}, {part}"  # "Anna, my manager, prefers ...": an appositive
+        elif out and _COMPOUND_HEAD.fullmatch(out[-1]) and "and" in separator:
+            out[-1] = f"{out[-1]} and {part}"  # "My partner and I share a car": one subject
+        else:
+            out.append(part)
+    return out
+
+
+def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
+    """A heading plus two or more list items is one workflow; the rest is read as usual."""
+    lines = text.splitlines()
+    matches = [(i, m) for i, line in enumerate(lines) if (m := _LIST_ITEM.match(line))]
+    if len(matches) < 2:
+        return None, text
+    items = [i for i, _ in matches]
+    first = items[0]
+    heading = lines[first - 1].strip() if first > 0 and lines[first - 1].strip() else ""
+    steps = [m.group(1).strip().rstrip(".;") for _, m in matches]
+    body = "; ".join(steps)
+    sentence = f"{heading.rstrip(':')}: {body}" if heading else f"Steps: {body}"
+    used = set(items) | ({first - 1} if heading else set())
+    rest = "\n".join(line for i, line in enumerate(lines) if i not in used)
+    candidate = _procedure("workflow", sentence, CONFIDENCE["stated"])
+    return candidate, rest
+
+
+# --- sentence-level reading --------------------------------------------------------------------
+_LEAD = re.compile(
+    r"^(?:(?:hi|hey|hello|ok|okay|so|well|oh|ah|also|and|but|plus|btw|by the way|actually"
+    r"|honestly|frankly|lol|haha|fyi|just so you know|quick context|scratch that|sorry"
+    r"|oh wait|anyway|anyways|i meant|i mean|to be honest|tbh|for the record|good question"
+    r"|from now on|going forward|in future|in the future)\b[\s,:;!.-]*"
+    # Words that also begin real sentences ("Update the docs", "No merges after 4pm")
+    # count as markers only with punctuation after them.
+    r"|(?:no|nope|yes|yeah|yep|sure|right|thanks|thank you|great|cool|nice|context|update"
+    r"|correction|wait|note)\s*[,:;!.-]+\s*"
+    r"|now\s+(?=(?i:i|we)\b))",
+    re.IGNORECASE,
+)
+_CERTAIN = re.compile(
+    r"^(?:actually|correction|scratch that|update|sorry|oh wait|i meant)\b", re.IGNORECASE
+)
+_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:(?:remember|do not forget|don't forget|keep in mind|for future reference)"
+    r"(?:\s+that)?(?:\s+the following(?:\s+[\w-]+){0,3})?|note that|note:)\s*[:,]?\s*",
+    re.IGNORECASE,
+)
+_REMEMBER_TO = re.compile(r"^(?:please\s+)?(?:remember|do not forget|don't forget)\s+to\s+", re.I)
+_SPECULATIVE = re.compile(
+    r"\b(?:might|maybe|perhaps|possibly|not sure|unsure|considering|thinking (?:about|of)"
+    r"|i guess|i suppose|(?<!\bin )(?<!\bon )may(?!\s+\d)|could)\b",
+    re.IGNORECASE,
+)
+_LIKELY = re.compile(
+    r"\b(?:probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to)\b",
+    re.IGNORECASE,
+)
+_HEDGE_FRAME = re.compile(
+    r"^(?:i think|i guess|i suppose|i believe|i feel like)\s+(?:that\s+)?", re.I
+)
+_HEDGE_TAIL = re.compile(
+    r",?\s*(?:but\s+)?(?:(?:i am\s+)?not (?:100% )?sure(?: yet)?|i (?:suppose|guess|think))"
+    r"\s*[.!]*$",
+    re.IGNORECASE,
+)
+_HEDGE_ONLY = re.compile(
+    r"^(?:(?:but\s+)?(?:i am\s+)?not (?:100% )?sure(?: yet)?|i (?:suppose|guess|think)"
+    r"|(?:i am\s+)?not sure (?:if|whether).*)$",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^(?:what|where|who|whom|whose|why|which|how)\b"
+    r"|^(?:do|does|did|can|could|would|will|should|is|are|am|was|were|have|has|shall)\s+"
+    r"(?:you|i|we|it|they|he|she|there|my|your|this|that|the)\b",
+    re.IGNORECASE,
+)
+
+
+_STANDING_REQUEST = re.compile(
+    r"^(?:could|can|would|will) you(?: please)?\s+(?P<order>.+?)\s*\??$", re.IGNORECASE
+)
+_STANDING = re.compile(
+    r"\b(?:always|never|from now on|in future|in the future|going forward|every time|whenever"
+    r"|by default)\b",
+    re.IGNORECASE,
+)
+
+
+def _classify_sentence(sentence: str, now: datetime) -> list[Candidate]:
+    # "Could you always answer in Spanish?" sets a standing rule; it is not a question.
+    request = _STANDING_REQUEST.match(_strip_lead(sentence))
+    if request and _STANDING.search(sentence):
+        sentence = request["order"]
+    if sentence.rstrip().endswith("?") or _QUESTION_START.match(_strip_lead(sentence)):
+        return []
+    confidence = _sentence_confidence(sentence)
+    body = _strip_lead(sentence)
+    workflow = _workflow(body, confidence)
+    if workflow is not None:
+        return [workflow]
+    out: list[Candidate] = []
+    for clause in _clauses(body):
+        candidate = _classify_clause(clause, _Context(confidence, now))
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _sentence_confidence(sentence: str) -> float:
+    if _SPECULATIVE.search(sentence):
+        return CONFIDENCE["speculative"]
+    if _LIKELY.search(sentence):
+        return CONFIDENCE["likely"]
+    if _CERTAIN.match(sentence) or _REMEMBER.match(_strip_lead(sentence)):
+        return CONFIDENCE["certain"]
+    return CONFIDENCE["stated"]
+
+
+def _strip_lead(text: str) -> str:
+    previous = None
+    text = text.strip()
+    while previous != text:
+        previous = text
+        text = _LEAD.sub("", text, count=1).strip()
+    return text
+
+
+# --- procedures --------------------------------------------------------------------------------
+_WORKFLOW_HEADING = re.compile(
+    r"^(?:(?:the|my|our)\s+)?(?:[\w-]+\s+){0,3}"
+    r"(?:process|routine|procedure|steps?|checklist|workflow|playbook|runbook)"
+    r"(?:\s+(?:for|to|when)\s+[^:]{1,60})?\s*(?:is|are)?\s*:\s*\S",
+    re.IGNORECASE,
+)
+_WORKFLOW_OPENER = re.compile(r"^(?:to|for|when|whenever|before|after|if|once)\b", re.I)
+_STEP_WORDS = re.compile(r"\b(?:first|then|next|after that|afterwards)\b", re.IGNORECASE)
+_STYLE = re.compile(
+    r"\b(?:brief(?:ly)?|short(?:er)?|concise(?:ly)?|terse|verbose|wordy|detail(?:ed)?|in depth"
+    r"|step by step|simpl[ey]|plain english|like i am an? |beginner|expert|formal(?:ly)?"
+    r"|casual(?:ly)?|blunt(?:ly)?|direct(?:ly)?|polite(?:ly)?|friendly|tone|emojis?"
+    r"|bullet(?: points?)?|markdown|tables?|in (?:english|french|german|spanish|italian"
+    r"|portuguese|dutch|japanese|chinese|korean|russian|arabic|hindi|polish|swedish)"
+    r"|metric|imperial|units|sources|citations?|apologi[sz]\w*|sugarcoat\w*|call me|address me"
+    r"|first name|my name|type hints|jargon|tl;?dr|summary first|explanations?|pleasantries"
+    r"|long (?:explanations?|answers?|responses?|replies|messages|intros?)"
+    r"|small talk|disclaimers?|caveats?|preamble|fluff|filler|spelling|british|american"
+    r"|(?:short|concrete|more|fewer|code|real|small|simple) examples"
+    r"|just (?:give|show) me the \w+|your (?:answers|responses|replies|tone))\b",
+    re.IGNORECASE,
+)
+_ASSISTANT_IMPERATIVE = re.compile(
+    r"^(?:please\s+|kindly\s+|just\s+)?(?:always\s+|never\s+|do not\s+|don't\s+)?"
+    r"(?:answer|reply|respond|write|explain|keep|be|use|call|address|talk|speak|stop|avoid"
+    r"|show|give|include|add|format|summari[sz]e|cite|translate|switch|skip|spare|cut|drop"
+    r"|no need for|there is no need for|do not bother with)\b",
+    re.IGNORECASE,
+)
+# "Talk to me like a friend", "Reply without the fluff": a manner of speaking is a standing
+# instruction even without a style word; "Answer this question" has no manner and is a request.
+_MANNER = re.compile(
+    r"^(?:please\s+)?(?:always\s+)?(?:talk|speak|reply|respond|answer|write)(?:\s+to\s+me)?"
+    r"\s+(?:like|as if|as though|without|with(?:out)? (?:less|more)|more|less)\b",
+    re.IGNORECASE,
+)
+_WHEN_YOU = re.compile(
+    r"\b(?:when|whenever|if) you\b|\byour (?:answers|responses|replies)\b"
+    r"|^(?:when|whenever) (?:explaining|answering|replying|writing|summari[sz]ing|reviewing)\b",
+    re.IGNORECASE,
+)
+_NAMED_CALL = re.compile(r"(?<!not )(?<!never )\bcall me (?!by\b)[A-Z]")
+_CONSTRAINT_IMPERATIVE = re.compile(
+    r"^(?:please\s+)?(?:never|always|do not|don't|must|make sure|ensure|avoid|only|stop"
+    r"|no \w+(?: \w+)? (?:on|after|before|in|during|without|outside|from))\b",
+    re.IGNORECASE,
+)
+_TEAM_RULE = re.compile(
+    r"^(?:maybe\s+|perhaps\s+|probably\s+)?(?:we|our team|the team)\s+"
+    r"(?:(?:(?:should|must|will)\s+)?(?:never|always|only)|must)\b",
+    re.IGNORECASE,
+)
+_RULE_PREFIX = re.compile(
+    r"^(?:our|the|my|a)\s+(?:(?:house|team|golden|one|main|new)\s+)?(?:rule|policy|convention)s?"
+    r"(?:\s+(?:is|are))?(?:\s+(?:to|that))?\s*[:\s]\s*",
+    re.IGNORECASE,
+)
+_SUBJECT_MUST = re.compile(
+    r"^(?!i\b|we\b)(?:[\w.-]+\s+){1,5}?(?:must|shall|may|should|can|cannot)\s+(?:not\s+|never\s+)?"
+    r"|^(?!i\b|we\b)(?:[\w.-]+\s+){1,5}?(?:is|are)\s+(?:not allowed|never allowed|forbidden)\b",
+    re.IGNORECASE,
+)
+_MUST_WORDS = re.compile(r"\b(?:must|shall|never|not allowed|forbidden|cannot)\b", re.IGNORECASE)
+# A rule stated about things rather than people: "Code reviews are mandatory", "Secrets go in
+# Vault, never in the code". Personal subjects are excluded: "I never eat meat" is a habit.
+_IMPERSONAL_RULE = re.compile(
+    r"\b(?:mandatory|compulsory|required|forbidden|prohibited|not allowed|not permitted"
+    r"|under no circumstances|at all times|never)\b"
+    r"|\b(?:needs?|requires?)\s+(?:at least\s+)?(?:\w+\s+)?(?:approvals?|reviews?|reviewers?"
+    r"|sign-?offs?|tests?|tickets?)\b",
+    re.IGNORECASE,
+)
+_PERSONAL_SUBJECT = re.compile(
+    rf"^(?:i|we|my|our|your|his|her|their|it|this|that|these|those|he|she|they|you|there"
+    rf"|{_RELATIONS})\b"
+    r"|^[A-Z][a-z]+\s+(?:is|was|has|never)\b",
+    re.IGNORECASE,
+)
+_PLEASE = re.compile(r"^(?:please|kindly)\s+|,?\s+please[.!]?$", re.IGNORECASE)
+
+
+_LABELLED_STEPS = re.compile(r"^[^:,]{1,60}:\s*(?P<steps>.+)$")
+
+
+def _workflow(sentence: str, confidence: float) -> Candidate | None:
+    """Ordered steps in one sentence: a "process is:" heading, "to X, first A, then B",
+    or "<label>: A, B, then C"."""
+    if _WORKFLOW_HEADING.match(sentence):
+        return _procedure("workflow", sentence, confidence)
+    labelled = _LABELLED_STEPS.match(sentence)
+    if labelled and _is_step_list(labelled["steps"]):
+        return _procedure("workflow", sentence, confidence)
+    opener = _WORKFLOW_OPENER.match(sentence) and "," in sentence
+    if opener and (_STEP_WORDS.search(sentence) or sentence.count(",") >= 2):
+        return _procedure("workflow", sentence, confidence)
+    return None
+
+
+def _is_step_list(text: str) -> bool:
+    commas = text.count(",")
+    return (commas >= 1 and bool(_STEP_WORDS.search(text))) or commas >= 3
+
+
+def _behavioral(clause: str, confidence: float) -> Candidate | None:
+    if _NAMED_CALL.search(clause):
+        return None  # "call me Alex" is the user's name: the regex stage's job
+    directed = _ASSISTANT_IMPERATIVE.match(clause) or _WHEN_YOU.search(clause)
+    if (directed and _STYLE.search(clause)) or _MANNER.match(clause):
+        return _procedure("behavioral", _PLEASE.sub("", clause), confidence)
+    return None
+
+
+def _constraint(clause: str, confidence: float) -> Candidate | None:
+    text = clause
+    rule = _RULE_PREFIX.match(text)
+    if rule:
+        text = text[rule.end() :]
+    core = re.sub(r"^(?:maybe|perhaps|probably)\s+", "", text, flags=re.IGNORECASE)
+    imperative = _CONSTRAINT_IMPERATIVE.match(core)
+    must = _SUBJECT_MUST.match(core) and _MUST_WORDS.search(core)
+    impersonal = _IMPERSONAL_RULE.search(core) and not _PERSONAL_SUBJECT.match(core)
+    if rule or imperative or _TEAM_RULE.match(text) or must or impersonal:
+        return _procedure("constraint", _PLEASE.sub("", text), confidence)
+    return None
+
+
+def _procedure(subtype: str, text: str, confidence: float) -> Candidate:
+    content = _sentence_case(_third_person(text, plural_we=True))
+    importance = {"constraint": "core", "workflow": "significant", "behavioral": "significant"}
+    return _candidate(
+        "procedure",
+        content,
+        importance=importance[subtype],
+        confidence=confidence,
+        tags=[subtype],
+        subtype=subtype,
+    )
+
+
+# --- clause dispatch -
+_ABOUT_ASSISTANT = re.compile(
+    r"^(?:you|the assistant|the ai|the bot|the model)\s+(?:are|is|were|was|have|has|had|will be"
+    r"|used to)\b|^you're\b",
+    re.IGNORECASE,
+)
+_CREDENTIAL = re.compile(
+    r"\b(?:password|passcode|passphrase|pin(?: code)?|api key|secret key|access token|token"
+    r"|credit card number|card number|ssn|social security number)\s+(?:is|was|:|=)\s*\S",
+    re.IGNORECASE,
+)
+# "I'd like you to use British spelling" is the order "use British spelling".
+_WISH_FOR_ASSISTANT = re.compile(
+    r"^(?:i would like|i want|i need|i would prefer|i prefer|i would love)"
+    r" (?:it if )?you(?: to)?\s+",
+    re.IGNORECASE,
+)
+# "Quick one: I'm vegan" - a short label before a first-person statement.
+_SHORT_LABEL = re.compile(r"^[\w' -]{1,20}:\s+(?=(?:i|we|my|our)\b)", re.IGNORECASE)
+# Chat drops the subject: "Not a fan of podcasts", "Just got back from Japan", "Love it here".
+_DROPPED_I_AM = re.compile(
+    r"^(?:(?:not|really|totally|probably|definitely|still|also|just|never)\s+)*"
+    r"(?:(?:a|an)\s+(?:big\s+|huge\s+)?fan of|into|allergic|going to|planning (?:to|on)"
+    r"|thinking (?:about|of)|considering|learning)\b",
+    re.IGNORECASE,
+)
+_DROPPED_I = re.compile(
+    r"^(?:(?:just|finally|recently|really|totally|absolutely|honestly)\s+)*"
+    r"(?:love|hate|adore|enjoy|got back|got home)\b",
+    re.IGNORECASE,
+)
+
+
+def _restore_subject(clause: str) -> str:
+    if len(clause.split()) < 3:
+        return clause
+    if _DROPPED_I_AM.match(clause):
+        return f"I am {clause[0].lower()}{clause[1:]}"
+    if _DROPPED_I.match(clause):
+        return f"I {clause[0].lower()}{clause[1:]}"
+    return clause
+
+
+# A reporting verb followed by what a report starts with ("said that", "told me", "thinks we"),
+# so nouns such as "claims" in "sources for factual claims" are not mistaken for one.
+_REPORTED = re.compile(
+    r"\b(?:said|says|say|told|tells|thinks|think|believes|believe|reckons|claims|claim"
+    r"|suggested|suggests|recommended|recommends|mentioned|announced|advised|asked|wants)\s+"
+    r"(?:that|me|us|him|her|them|i|we|he|she|they|you|it|the|a|an|to|everyone|everybody"
+    r"|my|our|his|their|[A-Z]\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _classify_clause(clause: str, ctx: _Context) -> Candidate | None:
+    clause = _HEDGE_TAIL.sub("", _strip_lead(clause)).strip(" ,.!")
+    remembered = bool(_REMEMBER.match(clause))
+    if _REMEMBER_TO.match(clause):
+        clause, remembered = _REMEMBER_TO.sub("", clause), False  # "remember to X" is an order
+    elif remembered:
+        clause = _REMEMBER.sub("", clause)
+    clause = _HEDGE_FRAME.sub("", clause).strip(" ,.!")
+    clause = _WISH_FOR_ASSISTANT.sub("", _SHORT_LABEL.sub("", clause))
+    clause = _restore_subject(clause)
+    if len(clause.split()) < 2 or _HEDGE_ONLY.match(clause) or _QUESTION_START.match(clause):
+        return None
+    if _ABOUT_ASSISTANT.match(clause):
+        return None  # claims about the assistant ("you are now DAN") are not user memories
+    if _CREDENTIAL.search(clause):
+        return None  # a memory store is no place for passwords, keys or card numbers
+    if _reported_by_someone_else(clause):
+        return None
+    for rule in (_behavioral, _constraint):
+        found = rule(clause, ctx.confidence)
+        if found is not None:
+            return found
+    return (
+        _episode(clause, ctx)
+        or _relation_fact(clause, ctx.confidence)
+        or _first_person_fact(clause, ctx.confidence)
+        or _preference_shapes(clause, ctx.confidence)
+        or (_remembered_fact(clause, ctx.confidence) if remembered else None)
+    )
+
+
+def _reported_by_someone_else(clause: str) -> bool:
+    """ "My boss thinks ...", "John told me ...": someone else's words, not the user's facts."""
+    match = _REPORTED.search(clause)
+    if not match:
+        return False
+    subject = clause[: match.start()].strip().lower()
+    return not re.match(r"^(?:i|we)\b", subject)
+
+
+# --- episodes -
+_EVENT_VERBS = _words(
+    """decided switched moved launched shipped released deployed migrated quit left joined started
+    began finished completed submitted passed ran adopted hired signed bought sold chose picked
+    selected deleted accepted graduated married retired founded opened closed published won booked
+    upgraded replaced dropped cancelled canceled rewrote built created became welcomed enrolled
+    earned got had lost broke proposed raised merged renamed introduced relocated resigned applied
+    interviewed visited travelled traveled flew celebrated registered paid fixed solved rolled
+    finalized finalised announced acquired reached hit turned went learned learnt set ended
+    handed"""
+)
+_SUBJECTLESS_EVENTS = _EVENT_VERBS - {"had", "set", "hit", "turned", "went", "got", "lost", "ran"}
+_ADVERBS = _words(
+    """really truly absolutely totally honestly also just still genuinely definitely generally
+    usually mostly actually quite secretly always never often sometimes rarely seldom normally
+    typically mainly finally recently officially already even only currently now personally
+    first then literally basically much ever kinda probably maybe perhaps remotely"""
+)
+_ADVERB_PAIRS = frozenset({"kind of", "sort of", "no longer", "pretty much", "very much"})
+_EPISODE_SUBJECT = re.compile(r"\b(i|we)\s+", re.IGNORECASE)
+_PASSIVE_EVENTS = _words(
+    """diagnosed promoted hired fired laid accepted admitted elected awarded offered married
+    engaged born discharged operated"""
+)
+_STATIVE_PAST = _words(
+    """was were had did liked loved hated enjoyed preferred wanted needed felt thought knew
+    seemed used meant"""
+)
+# "Our daughter was born in May", "My dad retired last year": milestones of the user's family.
+_FAMILY_EVENT = re.compile(
+    r"^(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|son|daughter|baby|kids?|children"
+    r"|mom|mum|mother|dad|father|parents|brother|sister|grandma|grandmother|grandpa"
+    r"|grandfather|dog|cat)\s+(?:just\s+|finally\s+)?"
+    r"(?P<verb>was born|were born|passed away|died|got married|got engaged|graduated|retired"
+    r"|started school|moved)\b",
+    re.IGNORECASE,
+)
+_SUBJECTLESS = re.compile(r"^(?:(?:just|finally|recently|officially)\s+)?([a-z]+)\b", re.IGNORECASE)
+_MILESTONES = re.compile(
+    r"\b(?:married|engaged|divorced|promoted|quit|resigned|retired|graduated|moved|relocated"
+    r"|joined|founded|launched|bought a house|baby|born|hired|fired|laid off|new job)\b",
+    re.IGNORECASE,
+)
+
+
+def _episode(clause: str, ctx: _Context) -> Candidate | None:
+    subject, verb = _past_event(clause)
+    if subject is None:
+        return None
+    hint = find_time_hint(clause)
+    when = resolve_time_hint(hint, ctx.now) if hint else None
+    text = _subject_first(clause) if subject else f"I {clause[0].lower()}{clause[1:]}"
+    if hint and is_relative_hint(hint):
+        text = _drop_phrase(text, hint)
+    content = _third_person(text, past=True)
+    if hint and is_relative_hint(hint):
+        content += f" {date_phrase(hint, when)}" if when else f" ({hint})"
+    milestone = bool(_MILESTONES.search(clause))
+    tag = "decision" if verb in {"decided", "chose", "picked", "selected", "switched"} else "event"
+    return _candidate(
+        "episode",
+        _sentence_case(content),
+        importance="significant" if milestone or tag == "decision" else "standard",
+        confidence=ctx.confidence,
+        tags=[tag, *(["milestone"] if milestone else [])],
+        time_hint=hint,
+        occurred_at=when,
+        text=clause,
+    )
+
+
+def _past_event(clause: str) -> tuple[str | None, str]:
+    """(subject, verb) when the user, their team or family did something; ("", verb) when
+    the subject was dropped ("Moved to Amsterdam in May"); (None, "") otherwise."""
+    family = _FAMILY_EVENT.match(clause)
+    if family:
+        return "family", family["verb"].lower()
+    for match in _EPISODE_SUBJECT.finditer(clause):
+        words = clause[match.end() :].lower().split()
+        verb = _skip_adverbs(words)
+        if verb in {"have", "has"}:  # "we have just launched", "I've decided": done, so an event
+            participle = _skip_adverbs(words[words.index(verb) + 1 :])
+            if participle in _EVENT_VERBS - {"had", "got", "been"}:
+                return match.group(1).lower(), participle
+        if verb in _EVENT_VERBS and _is_event_use(verb, words):
+            return match.group(1).lower(), verb
+        if _is_dated_past(verb, words, clause):
+            return match.group(1).lower(), verb
+        break  # only the first subject: "after I left, we ..." is too ambiguous for rules
+    # "Moved to Amsterdam in May": people drop the "I"; three words at least, so "Got it" is not.
+    lead = _SUBJECTLESS.match(clause)
+    if lead and len(clause.split()) >= 3 and lead.group(1).lower() in _SUBJECTLESS_EVENTS:
+        return "", lead.group(1).lower()
+    return None, ""
+
+
+def _is_dated_past(verb: str, words: list[str], clause: str) -> bool:
+    """Any past-tense action with a date is an event: "I handed in my notice this morning",
+    "I was diagnosed with ADHD last year". States ("I was tired yesterday") are not."""
+    if verb in {"was", "were"}:
+        after = _skip_adverbs(words[words.index(verb) + 1 :])
+        return after in _PASSIVE_EVENTS or (_is_participle(after) and bool(find_time_hint(clause)))
+    if verb in _STATIVE_PAST:
+        return False
+    return _is_participle(verb) and bool(find_time_hint(clause))
+
+
+def _is_participle(word: str) -> bool:
+    return (len(word) > 4 and word.endswith("ed") and word not in _NOT_PAST_ED) or (
+        word in _MODAL_OR_PAST and word not in _MODALS
+    )
+
+
+def _is_event_use(verb: str, words: list[str]) -> bool:
+    """Rule out verbs that are only events in some uses ("had a baby" yes, "had a cold" no)."""
+    after = words[words.index(verb) + 1 : words.index(verb) + 3] if verb in words else []
+    if verb == "had":
+        return bool(after) and after[-1] in {"baby", "son", "daughter", "surgery", "wedding"}
+    if verb == "got":
+        return bool(after) and (
+            after[0].endswith("ed") or after[0] in {"a", "an", "my", "our", "back", "home"}
+        )
+    if verb == "went":
+        return bool(after) and after[0] in {"with", "for", "freelance", "vegan", "public", "live"}
+    if verb == "ended":
+        return after[:1] == ["up"]
+    return True
+
+
+def _without_adverbs(words: list[str]) -> list[str]:
+    """``words`` from the first one that is not an adverb ("never been to" -> "been to")."""
+    first = _skip_adverbs(words)
+    return words[words.index(first) :] if first in words else []
+
+
+def _skip_adverbs(words: list[str]) -> str:
+    i = 0
+    while i < len(words):
+        pair = " ".join(words[i : i + 2])
+        if pair in _ADVERB_PAIRS:
+            i += 2
+        elif words[i] in _ADVERBS:
+            i += 1
+        else:
+            return words[i].strip(",.!")
+    return ""
+
+
+def _subject_first(clause: str) -> str:
+    """ "After a long search we picked X" -> "we picked X after a long search": the canonical
+    sentence starts with who did it."""
+    match = _EPISODE_SUBJECT.search(clause)
+    if not match or match.start() == 0:
+        return clause
+    lead = clause[: match.start()].strip(" ,")
+    if find_time_hint(lead) == lead or re.search(r"\b(?:my|our)\s*$", lead, re.IGNORECASE):
+        return clause  # "Yesterday I ..." is handled as a date; "my wife and I" is a subject
+    if re.search(r"\band\s*$", lead, re.IGNORECASE):
+        return clause
+    return f"{clause[match.start() :]} {lead[0].lower()}{lead[1:]}"
+
+
+def _drop_phrase(text: str, phrase: str) -> str:
+    pattern = re.compile(rf"\s*,?\s*\b{re.escape(phrase)}\b\s*,?", re.IGNORECASE)
+    return " ".join(pattern.sub(" ", text, count=1).split()).strip(" ,")
+
+
+# --- facts -
+_RELATION_SUBJECT = re.compile(
+    rf"^(?:my|our)\s+(?:[\w-]+\s+)?(?:{_RELATIONS})(?:'s)?\s+(?P<rest>.+)$", re.IGNORECASE
+)
+_RELATION_APPOSITIVE = re.compile(
+    rf"^[A-Z][a-z]+,\s+my\s+(?:[\w-]+\s+)?(?:{_RELATIONS}),\s+(?P<rest>.+)$", re.IGNORECASE
+)
+_NAME_IS_RELATION = re.compile(rf"^[A-Z][a-z]+\s+is\s+my\s+(?:[\w-]+\s+)?(?:{_RELATIONS})\b")
+_RELATION_VERB = re.compile(
+    r"^(?:(?:[A-Z][a-z]+|also|still|really)\s+)?(?:is|are|was|were|lives|live|works|work"
+    r"|loves|love|likes|like|hates|hate|prefers|prefer|has|have|uses|use|speaks|speak|studies"
+    r"|goes|go|plays|play|name is|names are|does not|do not|never|always|just|turned|turns)\b",
+    re.IGNORECASE,
+)
+_FAVOURITE = re.compile(r"\bfavou?rite\b", re.IGNORECASE)
+_PREFERENCE_VERBS = _words(
+    "prefer love like enjoy adore hate dislike detest loathe stand mind rather"
+)
+_HABIT_VERBS = _words(
+    """speak use run drive play eat drink cook read write code program practise practice study
+    learn wear ride collect meditate smoke commute own follow watch listen bike cycle swim work
+    sleep avoid share rent"""
+)
+_PLAN_VERBS = frozenset({"want", "plan", "hope", "intend", "aim", "expect"})
+_PLAN_PROGRESSIVE = re.compile(
+    r"^(?:considering|thinking about|thinking of|planning to|planning on|going to|hoping to"
+    r"|about to|looking to|looking into)\b",
+    re.IGNORECASE,
+)
+# "I'm switching to a four-day week": a change under way is a plan, not yet an event.
+_LIFE_CHANGE = re.compile(
+    r"^(?:switching|moving|changing|leaving|quitting|joining|starting|retiring|relocating"
+    r"|transitioning|going back)\b",
+    re.IGNORECASE,
+)
+_MODALS = frozenset({"might", "may", "could", "will", "would", "should", "can", "cannot"})
+_COPULA_FACTS = re.compile(
+    r"^(?:an?\s+)?(?:(?:big|huge|massive|total)\s+)?(?:vegetarian|vegan|pescatarian|gluten[- ]free"
+    r"|coeliac|celiac|lactose[- ]intolerant|kosher|halal|teetotal|sober|allergic\b.*|intolerant\b.*"
+    r"|diabetic|asthmatic|epileptic|colou?r ?blind|deaf|hard of hearing|left[- ]handed"
+    r"|right[- ]handed|dyslexic|autistic|night owl|introvert|extrovert|married"
+    r"|(?:more of |much more of )?an? (?:[\w-]+ ){0,2}(?:person|fan|supporter|lover|enthusiast"
+    r"|addict|nerd|geek|foodie|owl)\b.*"
+    r"|single|divorced|engaged|widowed|fluent in\b.*|learning\b.*|fan of\b.*|into\b.*"
+    r"|on (?:twitter|x|facebook|instagram|linkedin|mastodon|bluesky|reddit|tiktok|whatsapp|signal"
+    r"|telegram|discord|slack)\b.*|(?:a |an )?(?:remote|freelance) worker)",
+    re.IGNORECASE,
+)
+_NATIONALITIES = _words(
+    """american british english scottish welsh irish canadian australian dutch german french
+    spanish italian portuguese brazilian mexican argentinian chilean colombian peruvian swedish
+    norwegian danish finnish icelandic polish czech slovak hungarian romanian bulgarian greek
+    turkish ukrainian russian estonian latvian lithuanian swiss austrian belgian indian pakistani
+    bangladeshi chinese japanese korean vietnamese thai filipino indonesian malaysian nigerian
+    kenyan ghanaian egyptian moroccan ethiopian israeli iranian lebanese"""
+)
+_TRANSIENT = re.compile(
+    r"^(?:so |really |very |a bit |kind of |super |quite |feeling )*"
+    r"(?:tired|exhausted|hungry|thirsty|sleepy|bored|sick|ill|busy|stressed|excited|happy|sad"
+    r"|annoyed|confused|cold|hot|late|running late|stuck|lost|frustrated|grumpy|nervous"
+    r"|at (?:the|a|my) \w+|on (?:my|the) way|in a meeting|back|here|done|ready|good|fine|ok|okay"
+    r"|home|off)\b",
+    re.IGNORECASE,
+)
+_NOT_ANYMORE_COPULA = re.compile(r"\b(is|are) not (.+?)\s+any ?more\b", re.IGNORECASE)
+_NOT_ANYMORE_VERB = re.compile(r"\bdoes not (\w+)(.*?)\s+any ?more\b", re.IGNORECASE)
+
+
+def _relation_fact(clause: str, confidence: float) -> Candidate | None:
+    """Family, pets, team: "My sister lives in Madrid", "Anna, my manager, prefers ..."."""
+    if _FAVOURITE.search(clause) and re.search(r"\bmy\b", clause, re.IGNORECASE):
+        return _fact(clause, "preference", confidence, importance="standard")
+    match = _RELATION_SUBJECT.match(clause) or _RELATION_APPOSITIVE.match(clause)
+    if match and _RELATION_VERB.match(match.group("rest")):
+        tag = "pets" if re.search(r"\b(?:dog|cat|puppy|kitten|pet)", clause, re.I) else "family"
+        if re.search(r"\b(?:team|company|manager|boss|assistant)\b", clause, re.IGNORECASE):
+            tag = "work"
+        return _fact(clause, tag, confidence, importance="significant")
+    if _NAME_IS_RELATION.match(clause):
+        return _fact(clause, "family", confidence, importance="significant")
+    return None
+
+
+_FIRST_PERSON_SUBJECT = re.compile(
+    r"^(?:(?:maybe|perhaps|probably)\s+)?(?:(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+\s+and\s+i"
+    r"|[A-Z][a-z]+\s+and\s+i|i|we)\s+",
+    re.IGNORECASE,
+)
+# "tabs > spaces", "a thriller over a romcom any day": preferences without a verb.
+_BETTER_THAN = re.compile(r"^(?P<a>[\w+#. -]{1,40}?)\s*>\s*(?P<b>[\w+#. -]{1,40}?)(?:,.*)?$")
+_ANY_DAY = re.compile(
+    r"^(?:give me\s+|i(?: would)? (?:take|pick|choose)\s+)?(?P<a>.+?)\s+over\s+(?P<b>.+?)"
+    r"\s+any day\b",
+    re.IGNORECASE,
+)
+# "Pineapple on pizza is disgusting": an opinion held by the user about a named thing.
+_OPINION = re.compile(
+    r"^(?P<thing>(?!(?:it|this|that|these|those|everything|something|which|the|a|an|there|he"
+    r"|she|they|you|i|we|my|our|your|his|her|their)\b)[\w+#'. -]{2,40}?)\s+(?:is|are)\s+"
+    r"(?:so\s+|really\s+|totally\s+|just\s+|absolutely\s+)?"
+    r"(?P<verdict>disgusting|gross|overrated|underrated|the best|the worst|amazing|awesome"
+    r"|terrible|awful|delicious|my jam|life|unbearable|fantastic)\b",
+    re.IGNORECASE,
+)
+
+
+_NOTHING_BEATS = re.compile(
+    r"^(?:nothing beats|nothing compares to|there is nothing like|you cannot beat)\s+\S", re.I
+)
+
+
+def _preference_shapes(clause: str, confidence: float) -> Candidate | None:
+    """Preferences people write without "I prefer"."""
+    if _NOTHING_BEATS.match(clause):
+        sentence = f"The user thinks {clause[0].lower()}{clause[1:]}"
+        return _candidate(
+            "fact",
+            _sentence_case(sentence),
+            importance="standard",
+            confidence=confidence,
+            tags=["preference"],
+        )
+    for pattern in (_BETTER_THAN, _ANY_DAY):
+        match = pattern.match(clause)
+        if match:
+            sentence = f"The user prefers {match['a'].strip()} over {match['b'].strip()}"
+            return _candidate(
+                "fact",
+                _sentence_case(sentence),
+                importance="standard",
+                confidence=confidence,
+                tags=["preference"],
+            )
+    match = _OPINION.match(clause)
+    if match:
+        sentence = (
+            f"The user thinks {match['thing'][0].lower()}{match['thing'][1:]} "
+            + clause[match.end("thing") :].strip()
+        )
+        return _candidate(
+            "fact",
+            _sentence_case(sentence),
+            importance="standard",
+            confidence=confidence,
+            tags=["preference", "opinion"],
+        )
+    return None
+
+
+def _first_person_fact(clause: str, confidence: float) -> Candidate | None:
+    match = _FIRST_PERSON_SUBJECT.match(clause)
+    if not match:
+        return None
+    words = [w.strip(",.!()") for w in clause[match.end() :].split()]
+    lower = [w.lower() for w in words]
+    head = _skip_adverbs(lower)
+    if not head:
+        return None
+    at = lower.index(head)
+    rest_words, rest_lower = words[at + 1 :], lower[at + 1 :]
+    if head in {"am", "are"}:
+        return _copula_fact(clause, rest_words, confidence)
+    if head == "have" and rest_lower[:1] == ["got"]:  # "I've got a MacBook" is "I have"
+        rest_lower = rest_lower[1:]
+    if head in {"do", "does"} and rest_lower[:1] == ["not"]:
+        head = _skip_adverbs(rest_lower[1:])
+        rest_lower = rest_lower[rest_lower.index(head) + 1 :] if head else []
+    if head in _MODALS:
+        return _modal_fact(clause, head, rest_lower, confidence)
+    return _verb_fact(clause, head, _without_adverbs(rest_lower), confidence)
+
+
+def _copula_fact(clause: str, rest: list[str], confidence: float) -> Candidate | None:
+    words = [w for w in rest if w.lower() not in _ADVERBS | {"not", "no", "longer"}]
+    complement = " ".join(words)
+    if not complement:
+        return None
+    if _TRANSIENT.match(complement):
+        return _candidate(
+            "fact",
+            _sentence_case(_third_person(clause)),
+            importance="trivial",
+            confidence=confidence,
+            tags=["mood"],
+            retention="reject",
+            reject_reason="ephemeral_noise",
+        )
+    if _PLAN_PROGRESSIVE.match(complement) or _LIFE_CHANGE.match(complement):
+        return _fact(clause, "plan", min(confidence, CONFIDENCE["likely"]), importance="standard")
+    if words[0].lower() in _NATIONALITIES:
+        return _fact(clause, "background", confidence, importance="standard")
+    if _COPULA_FACTS.match(complement):
+        return _fact(clause, _copula_tag(complement), confidence, importance=None)
+    return None  # "I am Sam", "I am 34", "I am a nurse", "I am in Denver": identity slots
+
+
+def _copula_tag(complement: str) -> str:
+    lower = complement.lower()
+    if re.search(r"allergic|intolerant|diabetic|asthmatic|epileptic|colou?r ?blind|deaf", lower):
+        return "health"
+    if re.search(
+        r"vegetarian|vegan|pescatarian|gluten|coeliac|celiac|kosher|halal|teetotal", lower
+    ):
+        return "diet"
+    if re.search(r"fan of|into\b", lower):
+        return "preference"
+    if re.search(r"married|single|divorced|engaged|widowed", lower):
+        return "family"
+    return "personal"
+
+
+def _modal_fact(clause: str, modal: str, rest: list[str], confidence: float) -> Candidate | None:
+    tail = rest[1:] if rest[:1] == ["not"] else rest
+    verb = _skip_adverbs(tail)
+    if modal == "would" and verb in {"rather", "prefer", "like", "love"}:
+        return _fact(clause, "preference", confidence, importance="standard")
+    if modal == "cannot" and (verb in {"stand", "bear"} or tail[:3] == ["get", "enough", "of"]):
+        return _fact(clause, "preference", confidence, importance="standard")
+    if modal in {"might", "may", "could", "will"} and verb and verb not in {"be", "have", "not"}:
+        plan_confidence = min(confidence, CONFIDENCE["likely"])
+        return _fact(clause, "plan", plan_confidence, importance="standard")
+    after_be = tail[tail.index("be") + 1 :] if verb == "be" else []
+    if modal in {"might", "may", "will"} and after_be[:1] and after_be[0].endswith("ing"):
+        # "I may be changing jobs": a plan in the progressive
+        return _fact(clause, "plan", min(confidence, CONFIDENCE["likely"]), importance="standard")
+    return None
+
+
+def _verb_fact(clause: str, verb: str, rest: list[str], confidence: float) -> Candidate | None:
+    if verb in _PREFERENCE_VERBS and verb not in {"stand", "mind", "rather"}:
+        return _fact(clause, "preference", confidence, importance="standard")
+    if verb == "have":
+        return _have_fact(clause, rest, confidence)
+    if verb == "go" and rest[:1] and (rest[0] in {"to", "for"} or rest[0].endswith("ing")):
+        return _fact(clause, _topic_tag(clause) or "habit", confidence, importance=None)
+    if verb == "take" and rest[:1] and rest[0] not in {"it", "that", "this", "care", "a", "note"}:
+        return _fact(clause, _topic_tag(clause) or "habit", confidence, importance=None)
+    if verb in _PLAN_VERBS and rest[:1] == ["to"]:
+        return _fact(clause, "plan", min(confidence, CONFIDENCE["likely"]), importance="standard")
+    if verb in _HABIT_VERBS:
+        if verb == "work" and _without_adverbs(rest)[:1] in (["at"], ["for"], ["as"], ["in"]):
+            return None  # "I work at Acme", "I work remotely for X": identity slots
+        return _fact(clause, _topic_tag(clause) or "habit", confidence, importance=None)
+    return None
+
+
+def _have_fact(clause: str, rest: list[str], confidence: float) -> Candidate | None:
+    if rest[:1] and (rest[0] == "been" or _is_participle(rest[0])):
+        # "I have been playing piano for 20 years", "I have never owned a car": experience
+        return _fact(clause, _topic_tag(clause) or "experience", confidence, importance=None)
+    if rest[:1] and rest[0] in _HAVE_OBJECTS:  # "I have two kids", "I have type 1 diabetes"
+        return _fact(clause, _topic_tag(clause) or "personal", confidence, importance=None)
+    return None  # "I have a question", "I have to go" and the like say nothing lasting
+
+
+_HAVE_OBJECTS = frozenset({"a", "an", "no", "any", "two", "three", "type"}) | frozenset(
+    str(n) for n in range(2, 21)
+)
+
+
+def _remembered_fact(clause: str, confidence: float) -> Candidate | None:
+    """After "remember that": any plain statement the user asked to keep."""
+    if len(clause.split()) < 3 or re.match(r"^you\b", clause, re.IGNORECASE):
+        return None  # "remember that you are ..." is about the assistant, not the user
+    return _fact(clause, "note", confidence, importance="significant")
+
+
+def _fact(clause: str, tag: str, confidence: float, *, importance: str | None) -> Candidate:
+    text = _third_person(clause)
+    text = _NOT_ANYMORE_COPULA.sub(r"\1 no longer \2", text)
+    text = _NOT_ANYMORE_VERB.sub(lambda m: f"no longer {_third_singular(m[1])}{m[2]}", text)
+    level = importance or _importance_for(clause)
+    return _candidate(
+        "fact", _sentence_case(text), importance=level, confidence=confidence, tags=[tag]
+    )
+
+
+def _importance_for(clause: str) -> str:
+    lower = clause.lower()
+    if re.search(r"allerg|anaphyla|epilep", lower):
+        return "critical"  # getting it wrong can hurt the user
+    if re.search(
+        r"diabet|intoleran|coeliac|celiac|vegetarian|vegan|halal|kosher|colou?r ?blind", lower
+    ):
+        return "core"
+    return "standard"
+
+
+# --- canonical sentences -
+_PRONOUNS = re.compile(r"\b(I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.IGNORECASE)
+_SUBJECT_VERB = re.compile(
+    r"\x00(?P<subject>the user|the user's team|the user's family)"
+    r"(?P<adverbs>(?:\s+(?:kind of|sort of|no longer|pretty much|"
+    + "|".join(sorted(_ADVERBS))
+    + r"))*)\s+(?P<verb>[A-Za-z]+)\b",
+    re.IGNORECASE,
+)
+_THEY_VERB = re.compile(r"\x01they(\s+\w+)??\s+(am|was)\b")
+_MODAL_OR_PAST = _words(
+    """can cannot could will would shall should may might must was were had did got went ran came
+    became began bought sold made took gave left lost won found told said thought felt kept met
+    paid sent spent built broke chose drove ate drank flew grew knew saw wrote rode sang spoke
+    stood understood wore woke taught caught brought fought held heard led meant slept swam threw
+    forgot forgave hid fell sat shook stole struck stuck swore tore wept withdrew learnt used
+    rather ought"""
+)
+_AMBIGUOUS_PAST = frozenset({"quit", "put", "set", "cut", "read", "hit", "let", "shut", "cost"})
+_NOT_PAST_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "proceed", "succeed", "embed"})
+_IRREGULAR_3RD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
+
+
+_COMPOUND_SUBJECT = re.compile(
+    r"\b(?:my|our)\s+((?:[\w-]+\s+)?[\w-]+)\s+and\s+I\b|\b([A-Z][a-z]+)\s+and\s+I\b"
+    r"|\bme\s+and\s+my\s+([\w-]+)\b",
+    re.IGNORECASE,
+)
+_FAMILY_OUR = re.compile(rf"\bour\s+(?=(?:[\w-]+\s+)?(?:{_RELATIONS})\b)", re.IGNORECASE)
+# "We" is a household, not a team, when the sentence is about home life.
+_HOUSEHOLD = re.compile(
+    r"\b(?:kids?|children|baby|daughter|son|dog|cat|puppy|pets?|house|flat|apartment|home"
+    r"|married|wedding|honeymoon|garden|car)\b",
+    re.IGNORECASE,
+)
+
+
+def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> str:
+    """Rewrite first-person text about "the user": "I love my dog" -> "the user loves their dog".
+
+    ``plural_we`` turns "we" into "the user and their team", for steps and rules where
+    several verbs follow one subject ("we branch, fix and cherry-pick") and a singular
+    subject would leave all but the first verb unconjugated.
+    """
+    state = {
+        "user": False,
+        "team": False,
+        "family": bool(_HOUSEHOLD.search(text)),
+        "plural": plural_we,
+    }
+    compound = _COMPOUND_SUBJECT.search(text)
+    if compound:  # "my wife and I bought" -> "the user and their wife bought" (plural, as written)
+        other = f"their {compound[1]}" if compound[1] else compound[2] or f"their {compound[3]}"
+        text = f"{text[: compound.start()]}\x02the user and {other}{text[compound.end() :]}"
+        state["user"] = state["team"] = True  # later "our"/"we" are "their"/"they"
+    if not re.search(r"\bwe\b", text, re.IGNORECASE):
+        text = _FAMILY_OUR.sub("my ", text)  # "our daughter" without "we" is the user's daughter
+
+    text = _PRONOUNS.sub(lambda m: _swap_pronoun(m[1].lower(), state), text)
+    text = _SUBJECT_VERB.sub(lambda m: _conjugate(m, past), text)
+    text = _THEY_VERB.sub(
+        lambda m: f"\x01they{m[1] or ''} {'are' if m[2] == 'am' else 'were'}", text
+    )
+    return text.replace("\x00", "").replace("\x01", "").replace("\x02", "")
+
+
+def _swap_pronoun(word: str, state: dict[str, bool]) -> str:
+    if word in {"i", "me", "my", "mine", "myself"}:
+        first = not state["user"]
+        state["user"] = True
+        if word == "i":
+            return "\x00the user" if first else "\x01they"
+        return {
+            "me": "the user" if first else "them",
+            "my": "the user's" if first else "their",
+            "mine": "the user's" if first else "theirs",
+            "myself": "themselves",
+        }[word]
+    first = not state["team"]
+    state["team"] = True
+    group = "family" if state["family"] else "team"
+    if word == "we":
+        if first and state["plural"]:
+            return f"the user and their {group}"
+        return f"\x00the user's {group}" if first else "they"
+    return {
+        "us": f"the {group}" if first else "them",
+        "our": f"the {group}'s" if first else "their",
+        "ours": f"the {group}'s" if first else "theirs",
+        "ourselves": "themselves",
+    }[word]
+
+
+def _conjugate(match: re.Match[str], past: bool) -> str:
+    verb = match["verb"]
+    return f"\x00{match['subject']}{match['adverbs']} {_third_singular(verb, past=past)}"
+
+
+def _third_singular(verb: str, *, past: bool = False) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR_3RD:
+        return _IRREGULAR_3RD[lower]
+    if lower in _MODAL_OR_PAST or (past and lower in _AMBIGUOUS_PAST):
+        return verb
+    if lower.endswith("ed") and lower not in _NOT_PAST_ED:
+        return verb
+    if not lower.isalpha() or lower in {"no", "not", "a", "the"}:
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lower):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _sentence_case(text: str) -> str:
+    text = " ".join(text.split()).strip(" ,;:")
+    text = re.sub(r"[!.]+$", "", text)
+    if not text:
+        return text
+    return text[0].upper() + text[1:] + "."
+
+
+# --- building candidates -
+_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (tag, re.compile(pattern, re.IGNORECASE))
+    for tag, pattern in (
+        (
+            "food",
+            r"\b(?:food|eat|eats|meat|pork|beef|fish|coffee|tea|sushi|cilantro|spicy|sugar|salt"
+            r"|vegetarian|vegan|pescatarian|gluten|lactose|dinner|lunch|breakfast|cook\w*|recipe|bak\w+"
+            r"|thai|shellfish|peanuts?|fast food)\b",
+        ),
+        (
+            "health",
+            r"\b(?:allerg\w*|diabet\w*|intoleran\w*|colou?r ?blind|penicillin|asthma\w*"
+            r"|medical|doctor|celiac|coeliac)\b",
+        ),
+        (
+            "family",
+            r"\b(?:wife|husband|partner|kids?|children|son|daughter|mom|mum|mother|dad"
+            r"|father|brother|sister|married|parents|family|baby)\b",
+        ),
+        ("pets", r"\b(?:dog|cat|cats|puppy|kitten|pets?)\b"),
+        (
+            "tools",
+            r"\b(?:editor|neovim|vim|emacs|vs ?code|linux|windows|macos|git|gitlab|github"
+            r"|obsidian|todoist|slack|jira|linear|postgres|mysql|aws|docker|kubernetes|laptop)\b",
+        ),
+        ("music", r"\b(?:music|band|jazz|genre|piano|cello|guitar|song|concerts?)\b"),
+        ("travel", r"\b(?:travel\w*|flights?|fly|flew|train|trip|journeys?|seats?)\b"),
+        ("language", r"\b(?:french|spanish|japanese|english|german|italian|language)\b"),
+        ("sport", r"\b(?:hiking|cycling|marathon|running|climbing|gym|yoga|swimming|football)\b"),
+        (
+            "work",
+            r"\b(?:job|office|deploy\w*|release\w*|merge\w*|client\w*|customers?|meetings?"
+            r"|standup|hired|hiring|promot\w+|production|staging|pr|api)\b",
+        ),
+    )
+)
+
+
+def _topic_tag(text: str) -> str:
+    return next((tag for tag, pattern in _TOPICS if pattern.search(text)), "")
+
+
+def _candidate(
+    kind: str,
+    content: str,
+    *,
+    importance: str,
+    confidence: float,
+    tags: list[str],
+    subtype: str = "",
+    time_hint: str = "",
+    occurred_at: datetime | None = None,
+    retention: str = "store",
+    reject_reason: str = "",
+    text: str = "",
+) -> Candidate:
+    topics = [tag for tag, pattern in _TOPICS if pattern.search(text or content)]
+    title = re.sub(r"^The user(?:'s)? ", "", content)
+    return Candidate(
+        kind=kind,
+        content=content,
+        title=clip_title(title[:1].upper() + title[1:]),
+        summary=content if len(content) <= 160 else clip_title(content, 160),
+        importance=IMPORTANCE[importance],
+        confidence=confidence,
+        tags=clean_tags(tags + topics) or [kind],
+        procedure_subtype=subtype,
+        time_hint=time_hint,
+        occurred_at=occurred_at,
+        retention="reject" if retention == "reject" else "store",
+        reject_reason=reject_reason,
+        stage="llm",
+    )

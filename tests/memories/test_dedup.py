@@ -1,0 +1,158 @@
+"""Dedup and contradictions: thresholds, arbiter verdicts, slots, re-learning, re-runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories import dedup
+from memories.dedup import WriteContext, commit_candidate
+from memories.extraction.types import Candidate
+from memories.models import Memory, MemoryEvent
+from spaceduck.providers.chat.base import Arbitration
+from spaceduck.providers.chat.heuristic import HeuristicChat
+from tests.fakes.embedders import ScriptedEmbedder
+
+pytestmark = pytest.mark.django_db
+BASE = "The user drinks black coffee every morning."
+
+
+class ScriptedArbiter(HeuristicChat):
+    """The heuristic provider with a fixed arbiter verdict, counting the questions."""
+
+    def __init__(self, verdict: str) -> None:
+        self.verdict = verdict
+        self.asked = 0
+
+    def arbitrate(self, *, existing: str, candidate: str) -> Arbitration:
+        self.asked += 1
+        return Arbitration(self.verdict, "scripted")  # type: ignore[arg-type]
+
+
+def ctx(**kwargs: object) -> WriteContext:
+    return WriteContext(namespace="user:alice", actor="test", **kwargs)  # type: ignore[arg-type]
+
+
+def fact(content: str, **kwargs: object) -> Candidate:
+    return Candidate(kind="fact", content=content, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def arbiter(monkeypatch: pytest.MonkeyPatch) -> ScriptedArbiter:
+    chat = ScriptedArbiter("contradiction")
+    monkeypatch.setattr(dedup, "get_chat", lambda: chat)
+    return chat
+
+
+def embed_with(monkeypatch: pytest.MonkeyPatch, cosines: dict[str, float]) -> None:
+    embedder = ScriptedEmbedder({BASE: 1.0, **cosines})
+    monkeypatch.setattr(dedup, "get_embedder", lambda: embedder)
+
+
+@pytest.mark.parametrize(
+    ("cosine", "decision", "asked"),
+    [(0.59, "stored", 0), (0.60, "stored", 1), (0.92, "duplicate", 0), (0.93, "duplicate", 0)],
+)
+def test_threshold_boundaries(
+    monkeypatch: pytest.MonkeyPatch,
+    arbiter: ScriptedArbiter,
+    cosine: float,
+    decision: str,
+    asked: int,
+) -> None:
+    arbiter.verdict = "consistent"
+    new_text = f"A statement at cosine {cosine}."
+    embed_with(monkeypatch, {new_text: cosine})
+    first = commit_candidate(fact(BASE), ctx())
+    second = commit_candidate(fact(new_text), ctx())
+    assert second.decision == decision
+    assert arbiter.asked == asked
+    if decision == "duplicate":
+        assert second.matched_memory_id == first.memory_id
+        assert Memory.objects.count() == 1
+    else:
+        assert Memory.objects.filter(status="active").count() == 2
+
+
+def test_a_contradiction_supersedes_the_old_memory_in_one_step(
+    monkeypatch: pytest.MonkeyPatch, arbiter: ScriptedArbiter
+) -> None:
+    new_text = "The user now drinks only green tea in the morning."
+    embed_with(monkeypatch, {new_text: 0.75})
+    old = commit_candidate(fact(BASE), ctx())
+    new = commit_candidate(fact(new_text), ctx())
+    assert new.decision == "stored"
+    assert new.extra["superseded"] == [old.memory_id]
+    assert new.extra["arbitrations"][0]["verdict"] == "contradiction"  # type: ignore[index]
+    retired = Memory.objects.get(pk=old.memory_id)
+    assert retired.status == "superseded"
+    assert retired.superseded_by_id == new.memory_id
+    events = MemoryEvent.objects.filter(memory_id=old.memory_id).values_list("event", flat=True)
+    assert list(events) == ["created", "superseded"]
+
+
+def test_consistent_statements_on_the_same_topic_are_both_kept(
+    monkeypatch: pytest.MonkeyPatch, arbiter: ScriptedArbiter
+) -> None:
+    arbiter.verdict = "consistent"
+    new_text = "The user takes the coffee with a biscuit."
+    embed_with(monkeypatch, {new_text: 0.7})
+    commit_candidate(fact(BASE), ctx())
+    commit_candidate(fact(new_text), ctx())
+    assert Memory.objects.filter(status="active").count() == 2
+
+
+def test_a_failed_supersession_leaves_nothing_half_done(
+    monkeypatch: pytest.MonkeyPatch, arbiter: ScriptedArbiter
+) -> None:
+    new_text = "The user quit coffee."
+    embed_with(monkeypatch, {new_text: 0.8})
+    old = commit_candidate(fact(BASE), ctx())
+
+    def broken(*args: object, **kwargs: object) -> MemoryEvent:
+        if kwargs.get("event") == MemoryEvent.Event.SUPERSEDED:
+            raise RuntimeError("disk full")
+        return real(*args, **kwargs)
+
+    real = dedup.memory_history_record
+    monkeypatch.setattr(dedup, "memory_history_record", broken)
+    with pytest.raises(RuntimeError):
+        commit_candidate(fact(new_text), ctx())
+    assert list(Memory.objects.values_list("id", "status")) == [(old.memory_id, "active")]
+
+
+def test_identity_slots_supersede_whatever_the_cosine() -> None:
+    paris = commit_candidate(fact("The user lives in Paris.", slot="location"), ctx())
+    tokyo = commit_candidate(fact("The user lives in Tokyo.", slot="location"), ctx())
+    assert tokyo.extra["superseded"] == [paris.memory_id]
+    back = commit_candidate(fact("The user lives in Paris.", slot="location"), ctx())
+    # Re-learning Paris: the superseded Paris is dead, so this is a new memory that retires Tokyo.
+    assert back.decision == "stored"
+    assert back.memory_id != paris.memory_id
+    assert back.extra["superseded"] == [tokyo.memory_id]
+    live = Memory.objects.filter(status="active").values_list("content", flat=True)
+    assert list(live) == ["The user lives in Paris."]
+
+
+def test_an_exact_duplicate_touches_and_promotes_a_candidate() -> None:
+    first = commit_candidate(fact("The user might move to Berlin.", confidence=0.6), ctx())
+    assert Memory.objects.get(pk=first.memory_id).status == "candidate"
+    again = commit_candidate(fact("the user might move to berlin", confidence=0.6), ctx())
+    assert again.decision == "duplicate"
+    memory = Memory.objects.get(pk=first.memory_id)
+    assert memory.status == "active"
+    assert memory.confidence == pytest.approx(0.75)
+    events = MemoryEvent.objects.filter(memory_id=memory.pk).values_list("event", flat=True)
+    assert list(events) == ["created", "seen", "promoted"]
+
+
+def test_the_task_budget_drops_writes_past_it() -> None:
+    verdicts = [
+        commit_candidate(
+            fact(f"Task fact number {i} is unique."), ctx(task_id="t1", max_memory_writes=3)
+        )
+        for i in range(5)
+    ]
+    assert [v.decision for v in verdicts] == ["stored"] * 3 + ["rejected"] * 2
+    assert verdicts[-1].reason == "budget_exhausted"
+    other = commit_candidate(fact("Another task is not limited by t1."), ctx(task_id="t2"))
+    assert other.decision == "stored"
