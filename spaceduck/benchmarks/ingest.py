@@ -100,9 +100,8 @@ def fill(size: int, dims: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     for start in range(0, size, FILL_BATCH):
         n = min(FILL_BATCH, size - start)
-        texts = [
-            f"Background fact number {start + i} about topic {rng.integers(1_000_000_000)}." for i in range(n)
-        ]
+        topics = rng.integers(1_000_000_000, size=n)
+        texts = [f"Background fact {start + i} about topic {t}." for i, t in enumerate(topics)]
         with transaction.atomic():
             rows = Memory.objects.bulk_create(
                 Memory(namespace=NAMESPACE, kind="fact", content=t, content_hash=content_hash(t))
