@@ -122,8 +122,13 @@ def list_all_facts() -> list[Fact]:
     return list(Fact.objects.filter(_live(timezone.now())).order_by("namespace", "key"))
 
 
+_THREAD_SQL = "SELECT * FROM memories_thread WHERE id = %s"
+
+
 def get_thread(thread_id: str) -> Thread:
-    thread = Thread.objects.filter(pk=clean_message_id(thread_id, "thread id")).first()
+    # raw(): no ORM query compilation on the message-saving hot path.
+    found = Thread.objects.raw(_THREAD_SQL, [clean_message_id(thread_id, "thread id")])
+    thread = next(iter(found), None)
     if thread is None:
         raise NotFound(f"thread {thread_id!r} not found")
     return thread
