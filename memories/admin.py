@@ -2,7 +2,15 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from memories.models import Fact, MaintenanceRun, Memory, MemoryEvent, Message, Thread
+from memories.models import (
+    Extraction,
+    Fact,
+    MaintenanceRun,
+    Memory,
+    MemoryEvent,
+    Message,
+    Thread,
+)
 
 
 @admin.register(Memory)
@@ -60,3 +68,12 @@ class MessageAdmin(admin.ModelAdmin):
 class MaintenanceRunAdmin(admin.ModelAdmin):
     list_display = ("processor", "started_at", "finished_at", "ok", "changes", "error")
     list_filter = ("processor", "ok")
+
+
+@admin.register(Extraction)
+class ExtractionAdmin(admin.ModelAdmin):
+    list_display = ("id", "namespace", "status", "attempts", "task_id", "skill_id", "created_at")
+    list_filter = ("status",)
+    search_fields = ("namespace", "thread_id", "task_id", "skill_id")
+    raw_id_fields = ("message",)
+    readonly_fields = ("candidates", "errors", "provider", "duration_ms")

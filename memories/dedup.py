@@ -30,6 +30,7 @@ from memories import vector_index
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.services import content_hash, memory_history_record
+from spaceduck.db.fast import fast_insert
 from spaceduck.providers import get_chat, get_embedder
 
 LIVE = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE, MemoryStatus.STALE)
@@ -147,8 +148,7 @@ def store(
 ) -> Memory:
     """Insert the memory and supersede the old ones in ONE transaction."""
     with transaction.atomic():
-        memory = _new_memory(candidate, ctx)
-        memory.save()
+        memory = fast_insert(_new_memory(candidate, ctx))
         vector_index.upsert([(memory.pk, memory.namespace, vector)])
         memory_history_record(
             memory=memory,

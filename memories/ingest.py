@@ -21,6 +21,7 @@ from memories.extraction.pipeline import injection_reason
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole
 from memories.services import save_message
+from spaceduck.db.fast import fast_insert
 from spaceduck.errors import InvalidInput
 
 
@@ -49,13 +50,15 @@ def message_ingest(
         )
         if not settings.MEMORY_ENABLED or message.role == MessageRole.SYSTEM:
             return Ingested(message, None)
-        record = Extraction.objects.create(
-            message=message,
-            thread_id=message.thread_id,
-            namespace=message.thread.namespace,
-            task_id=task_id,
-            skill_id=skill_id,
-            max_memory_writes=max_memory_writes,
+        record = fast_insert(
+            Extraction(
+                message=message,
+                thread_id=message.thread_id,
+                namespace=message.thread.namespace,
+                task_id=task_id,
+                skill_id=skill_id,
+                max_memory_writes=max_memory_writes,
+            )
         )
         transaction.on_commit(lambda: _enqueue(record.pk))
     return Ingested(message, record)

@@ -28,6 +28,7 @@ from memories.models import (
     new_id,
 )
 from memories.selectors import clean_fact_key, clean_message_id, clean_namespace, get_thread
+from spaceduck.db.fast import fast_insert
 from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.namespaces import normalize_namespace
 from spaceduck.providers import get_embedder
@@ -274,7 +275,10 @@ def save_message(
                 id=message_id, thread=thread, created_at=created_at or _append_time(thread, now)
             )
         message.role, message.content, message.provenance = role, stored, provenance
-        message.save(force_insert=is_new)  # skips Django's UPDATE-then-INSERT probe
+        if is_new:
+            fast_insert(message)
+        else:
+            message.save()
         with connection.cursor() as cursor:
             cursor.execute(
                 _TOUCH_THREAD_SQL, [connection.ops.adapt_datetimefield_value(now), thread.pk]

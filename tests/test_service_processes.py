@@ -139,3 +139,31 @@ def test_the_queue_is_sqlite_by_default_and_redis_when_configured(
     assert result.stdout.strip().splitlines()[-1].split()[0] == expected
     if expected == "SqliteHuey":
         assert (tmp_path / "spaceduck.huey.sqlite3").exists()  # next to the database
+
+
+INGEST = (
+    "import time, json; from memories.services import create_thread; "
+    "from memories.ingest import message_ingest; from memories.models import Extraction, Memory; "
+    "t = create_thread('user:alice'); "
+    "r = message_ingest(t.id, 'user', 'I live in Lisbon and I prefer tea over coffee.'); "
+    "deadline = time.time() + 60; "
+    "status = lambda: Extraction.objects.get(pk=r.extraction.pk).status\n"
+    "while status() != 'done' and time.time() < deadline:\n"
+    "    time.sleep(0.2)\n"
+    "status = status(); "
+    "print(json.dumps({'status': status,"
+    " 'memories': sorted(Memory.objects.values_list('content', flat=True))}))"
+)
+
+
+def test_the_worker_extracts_after_the_save_returns(migrated_env: dict[str, str]) -> None:
+    consumer = start_manage(migrated_env, "run_huey", "--workers", "1", "--worker-type", "thread")
+    try:
+        result = manage(migrated_env, "shell", "-c", INGEST, timeout=90)
+        assert result.returncode == 0, result.stderr
+        answer = json.loads(result.stdout.strip().splitlines()[-1])
+        assert answer["status"] == "done"
+        assert "The user lives in Lisbon." in answer["memories"]
+    finally:
+        consumer.send_signal(signal.SIGINT)
+        consumer.wait(timeout=30)
