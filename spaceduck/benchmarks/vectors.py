@@ -11,26 +11,20 @@ top-k over a matrix built beforehand (the floor any exact scan can reach here).
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
+
+from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
 
 BENCH_NAMESPACE = "user:bench"
 LOAD_ROUNDS = 3
 INSERT_BATCH = 5_000
 _INSERT_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
 _PUBLIC_LOAD_SQL = "SELECT memory_id, embedding FROM memories_vec WHERE namespace = %s"
-
-
-class _Writer(Protocol):
-    def write(self, msg: str) -> Any: ...
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,41 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
-def run(options: dict[str, Any], stdout: _Writer) -> None:
+def run(options: dict[str, Any], stdout: Writer) -> None:
     sizes = [int(size) for size in str(options["sizes"]).split(",") if size.strip()]
     settings = [options["queries"], options["k"], options["others"], options["other_namespaces"]]
     for size in sizes:
-        with tempfile.TemporaryDirectory(prefix="spaceduck-bench-") as data_dir:
-            args = [str(value) for value in (size, *settings, options["seed"])]
-            _run_child(data_dir, args, stdout)
-
-
-def _run_child(data_dir: str, args: list[str], stdout: _Writer) -> None:
-    from django.conf import settings
-    from django.core.management import CommandError
-
-    # A clean deployment in data_dir: none of the caller's SPACEDUCK_* (its
-    # database path above all), the offline embedder; BLAS settings are kept.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPACEDUCK_")}
-    env.update(
-        DJANGO_SETTINGS_MODULE="spaceduck.settings",
-        SPACEDUCK_DATA_DIR=data_dir,
-        SPACEDUCK_EMBEDDING_PROVIDER="hash",
-        PYTHONUNBUFFERED="1",
-    )
-    child = subprocess.Popen(
-        [sys.executable, "-m", "spaceduck.benchmarks.vectors", *args],
-        cwd=Path(settings.BASE_DIR),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert child.stdout is not None
-    for line in child.stdout:
-        stdout.write(line)
-    if child.wait() != 0:
-        raise CommandError(f"bench vectors failed (exit code {child.returncode}), output above")
+        args = [str(value) for value in (size, *settings, options["seed"])]
+        run_child("spaceduck.benchmarks.vectors", args, stdout)
 
 
 # --- The child: one size on its own database ------------------------------------
@@ -179,11 +144,7 @@ def _line(name: str, values: np.ndarray) -> str:
 
 
 def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: int) -> None:
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
+    setup_child_django()
     from memories import vector_index
 
     dims = vector_index.table_dimensions() or 384
