@@ -7,15 +7,21 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from pydantic import ConfigDict, StrictInt, StrictStr
 
 from memories import lifecycle, selectors, services
 from memories.extraction.types import candidate_from_api
 from memories.ingest import memory_write, message_ingest
-from memories.models import Extraction, Memory, Thread
-from spaceduck.access import request_token, require_namespace, require_permission
+from memories.models import Extraction, Memory, MemoryKind, MemoryScope, MemoryStatus, Thread
+from memories.recall import RecallQuery, recall
+from spaceduck.access import (
+    request_token,
+    require_namespace,
+    require_permission,
+    resolve_namespace,
+)
 from spaceduck.errors import NotFound
 
 router = Router(tags=["memories"])
@@ -63,11 +69,83 @@ def _visible_memory(request: HttpRequest, memory_id: int, permission: str = "rea
 
 
 @router.get("", response=MemoryListOut)
-def list_memories(request: HttpRequest, namespace: str, limit: int = 200) -> Any:
-    canonical = require_namespace(request, namespace, "read")
-    if not 1 <= limit <= 1000:
-        raise HttpError(422, "limit must be between 1 and 1000")
-    return {"memories": list(selectors.memory_list(namespaces=[canonical], limit=limit))}
+def list_memories(
+    request: HttpRequest,
+    namespace: str | None = Query(
+        None, description="Defaults to the token's namespace when it is granted exactly one."
+    ),
+    kinds: str | None = Query(None, description="Comma-separated: fact, episode, procedure."),
+    status: str | None = Query(
+        None, description="Comma-separated: candidate, active, superseded, stale, archived."
+    ),
+    scope: str | None = Query(None, description="Comma-separated: global, project, thread."),
+    limit: int = Query(selectors.MEMORY_LIST_LIMIT, description=f"1..{selectors.MEMORY_LIST_MAX}"),
+) -> Any:
+    """Memories of one namespace, newest ``updated_at`` first."""
+    canonical = resolve_namespace(request, namespace, "read")
+    memories = selectors.memory_list(
+        namespaces=[canonical],
+        kinds=selectors.parse_choices(kinds, MemoryKind.values, "kind"),
+        statuses=selectors.parse_choices(status, MemoryStatus.values, "status"),
+        scopes=selectors.parse_choices(scope, MemoryScope.values, "scope"),
+        limit=selectors.clean_page_limit(limit),
+    )
+    return {"memories": list(memories)}
+
+
+class SearchHitOut(Schema):
+    memory: MemoryOut
+    score: float
+    match_source: str
+    explanation: dict[str, Any] | None
+
+
+class SearchOut(Schema):
+    memories: list[SearchHitOut]
+
+
+@router.get("/search", response=SearchOut)
+def search_memories(
+    request: HttpRequest,
+    q: str | None = Query(None, description="What to recall (literal text)."),
+    namespace: str | None = Query(None, description="Defaults to the token's only namespace."),
+    kinds: str | None = Query(None, description="Comma-separated: fact, episode, procedure."),
+    status: str | None = Query(None, description="Comma-separated; default active."),
+    scope: str | None = Query(None, description="Comma-separated: global, project, thread."),
+    thread: str | None = Query(None, description="Thread context: its thread-scoped memories."),
+    project: str | None = Query(None, description="Project context: its project memories."),
+    top_k: int = Query(10, alias="topK", ge=1, le=100),
+    explain: bool = Query(False, description="Add each hit's score breakdown."),
+    include_superseded: bool = Query(False, alias="includeSuperseded"),
+) -> Any:
+    """Hybrid recall (vector + keyword, fused, multiplied); see memories.recall."""
+    if q is None or not q.strip():
+        raise HttpError(422, "q is required: the text to recall memories for")
+    canonical = resolve_namespace(request, namespace, "read")
+    statuses = selectors.parse_choices(status, MemoryStatus.values, "status") or ["active"]
+    query = RecallQuery(
+        namespace=canonical,
+        text=q,
+        top_k=top_k,
+        kinds=selectors.parse_choices(kinds, MemoryKind.values, "kind"),
+        statuses=statuses,
+        scopes=selectors.parse_choices(scope, MemoryScope.values, "scope"),
+        thread_id=thread,
+        project_id=project,
+        include_superseded=include_superseded or "superseded" in statuses,
+    )
+    hits = recall(query)
+    return {
+        "memories": [
+            {
+                "memory": hit.memory,
+                "score": hit.score,
+                "match_source": hit.match_source,
+                "explanation": hit.explanation.as_dict() if explain else None,
+            }
+            for hit in hits
+        ]
+    }
 
 
 @router.get("/{int:memory_id}", response=MemoryOut)

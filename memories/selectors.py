@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from django.db.models import Q, QuerySet
@@ -12,15 +12,19 @@ from memories.models import Fact, Memory, MemoryEvent, Message, Thread
 from spaceduck.errors import InvalidInput, NotFound
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
 
+MEMORY_LIST_LIMIT = 200
+MEMORY_LIST_MAX = 1000
+
 
 def memory_list(
     *,
     namespaces: Iterable[str] | None = None,
     kinds: Iterable[str] | None = None,
     statuses: Iterable[str] | None = None,
-    limit: int = 200,
+    scopes: Iterable[str] | None = None,
+    limit: int = MEMORY_LIST_LIMIT,
 ) -> QuerySet[Memory]:
-    """Newest ``updated_at`` first."""
+    """Newest ``updated_at`` first; an empty or None filter does not filter."""
     queryset = Memory.objects.all()
     if namespaces is not None:
         queryset = queryset.filter(namespace__in=list(namespaces))
@@ -28,7 +32,35 @@ def memory_list(
         queryset = queryset.filter(kind__in=list(kinds))
     if statuses:
         queryset = queryset.filter(status__in=list(statuses))
+    if scopes:
+        queryset = queryset.filter(scope__in=list(scopes))
     return queryset.order_by("-updated_at", "-id")[:limit]
+
+
+def parse_choices(raw: str | None, allowed: Sequence[str], name: str) -> list[str]:
+    """A comma-separated query value as a list of allowed values, in the given order.
+
+    None or blank means "no filter" (an empty list). Blanks around and between
+    items are ignored, repeats are dropped. An unknown value is an InvalidInput
+    naming the allowed ones: a typo must not silently widen or empty a result.
+    """
+    if raw is None:
+        return []
+    chosen: list[str] = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item or item in chosen:
+            continue
+        if item not in allowed:
+            raise InvalidInput(f"unknown {name} {item!r}; allowed: {', '.join(allowed)}")
+        chosen.append(item)
+    return chosen
+
+
+def clean_page_limit(limit: int, maximum: int = MEMORY_LIST_MAX) -> int:
+    """A result-size limit within 1..maximum, or InvalidInput saying the bounds."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be an integer between 1 and {maximum}, got {limit!r}")
+    return limit
 
 
 def memory_get(*, memory_id: int) -> Memory | None:

@@ -10,6 +10,7 @@ from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
 from memories.compaction import run_compaction, run_ttl_gc
 from memories.extraction.runner import retry_delay, run_extraction
+from memories.staleness import mark_stale
 
 
 @db_task()
@@ -34,3 +35,10 @@ def expire_facts() -> int:
 @lock_task("compaction")
 def compact_threads() -> dict[str, Any]:
     return run_compaction()
+
+
+@db_periodic_task(crontab(minute=f"*/{settings.STALE_EVERY_MINUTES}"))
+@lock_task("staleness")
+def mark_stale_memories() -> int:
+    """Active memories unseen for SPACEDUCK_STALE_AFTER_DAYS with decay below the threshold."""
+    return mark_stale()

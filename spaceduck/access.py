@@ -40,6 +40,26 @@ def require_namespace(request: HttpRequest, namespace: str, permission: str = "r
     return canonical
 
 
+def resolve_namespace(request: HttpRequest, namespace: str | None, permission: str) -> str:
+    """The namespace a request means: the one given, else the token's only grant.
+
+    Omitting ``namespace`` is allowed when the token is granted exactly one
+    namespace; a token with several grants, or a wildcard (``user:*``, ``*``),
+    which stands for many, must name one (422). Then as ``require_namespace``.
+    """
+    if namespace is None:
+        grants = list(request_token(request).namespaces)
+        if len(grants) != 1 or grants[0].endswith("*"):
+            granted = ", ".join(grants) or "none"
+            raise HttpError(
+                422,
+                "namespace is required unless the token is granted exactly one namespace "
+                f"(this token's grants: {granted}); pass namespace=kind:id",
+            )
+        namespace = grants[0]
+    return require_namespace(request, namespace, permission)
+
+
 def require_permission(request: HttpRequest, permission: str) -> None:
     if not request_token(request).has_permission(permission):
         raise HttpError(403, f"this token lacks the {permission!r} permission")

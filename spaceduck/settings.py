@@ -170,6 +170,8 @@ else:
 
 # --- Long-term memory ------------------------------------------------------------
 MEMORY_ENABLED = env_bool("SPACEDUCK_MEMORY_ENABLED", True)
+# Off: recall is keyword-only (still filtered and multiplied).
+RECALL_SEMANTIC = env_bool("SPACEDUCK_RECALL_SEMANTIC", True)
 # Extra prompt-injection regexes (one per line, or separated by ";;").
 INJECTION_PATTERNS = [
     p.strip()
@@ -182,6 +184,22 @@ TOPIC_THRESHOLD = env_float("SPACEDUCK_TOPIC_THRESHOLD", 0.60, minimum=0.0)
 ACTIVE_CONFIDENCE = env_float("SPACEDUCK_ACTIVE_CONFIDENCE", 0.7, minimum=0.0)
 EXTRACTION_RETRIES = env_int("SPACEDUCK_EXTRACTION_RETRIES", 3, minimum=0)
 EXTRACTION_RETRY_DELAY = env_int("SPACEDUCK_EXTRACTION_RETRY_DELAY", 10, minimum=0)
+# Staleness: a memory's decay halves every half-life (thread 30 days, global 90,
+# project configurable) counted from when it was last seen. An active memory
+# unseen for STALE_AFTER_DAYS whose decay is below STALE_DECAY_BELOW turns stale.
+PROJECT_HALF_LIFE_DAYS = env_float("SPACEDUCK_PROJECT_HALF_LIFE_DAYS", 60.0, minimum=0.001)
+STALE_AFTER_DAYS = env_float("SPACEDUCK_STALE_AFTER_DAYS", 60.0, minimum=0.0)
+STALE_DECAY_BELOW = env_float("SPACEDUCK_STALE_DECAY_BELOW", 0.5, minimum=0.0)
+if STALE_DECAY_BELOW > 1:
+    raise ImproperlyConfigured(
+        f"SPACEDUCK_STALE_DECAY_BELOW={STALE_DECAY_BELOW!r} must be between 0 and 1 "
+        "(0 never marks anything stale)."
+    )
+STALE_EVERY_MINUTES = env_int("SPACEDUCK_STALE_EVERY_MINUTES", 60, minimum=1)
+if STALE_EVERY_MINUTES > 60:
+    raise ImproperlyConfigured(
+        f"SPACEDUCK_STALE_EVERY_MINUTES={STALE_EVERY_MINUTES!r} must be between 1 and 60."
+    )
 
 # --- Maintenance ---------------------------------------------------------------
 TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)

@@ -1,0 +1,161 @@
+"""Hybrid recall: lists, fusion, multipliers, filters, scopes, superseded, stale, explanations."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.dedup import WriteContext, commit_candidate
+from memories.extraction.types import Candidate
+from memories.models import Memory, MemoryEvent
+from memories.recall import RecallQuery, fts_expression, recall
+from memories.services import memory_create
+
+pytestmark = pytest.mark.django_db
+NOW = timezone.now()
+
+
+def add(content: str, **fields: object) -> Memory:
+    defaults: dict[str, object] = {"namespace": "user:alice", "kind": "fact", "actor": "t"}
+    return memory_create(content=content, **{**defaults, **fields})  # type: ignore[arg-type]
+
+
+def ask(text: str, **kwargs: object) -> list[Memory]:
+    query = RecallQuery(namespace="user:alice", text=text, now=NOW, **kwargs)  # type: ignore[arg-type]
+    return [hit.memory for hit in recall(query)]
+
+
+def test_it_finds_memories_by_words_and_fuses_both_lists() -> None:
+    tea = add("Alice drinks green tea every afternoon.")
+    add("Alice keeps two cats named Miso and Tofu.")
+    hits = recall(RecallQuery(namespace="user:alice", text="green tea", now=NOW))
+    assert hits[0].memory == tea
+    assert hits[0].match_source == "hybrid"
+    assert hits[0].explanation.keyword_rank == 1
+    assert hits[0].explanation.vector_rank == 1
+
+
+def test_the_explanation_multiplies_to_the_score() -> None:
+    add("Alice plays the cello in an orchestra.", importance=0.85, confidence=0.95)
+    hit = recall(RecallQuery(namespace="user:alice", text="cello orchestra", now=NOW))[0]
+    e = hit.explanation
+    assert e.rrf == pytest.approx(1 / 61 + 1 / 61)
+    assert e.importance == pytest.approx(0.7 + 0.3 * 0.85)
+    assert e.confidence == pytest.approx(0.6 + 0.4 * 0.95)
+    product = e.rrf * e.importance * e.confidence * e.recency * e.scope * e.superseded
+    assert hit.score == pytest.approx(product)
+    assert e.final == pytest.approx(product)
+
+
+@pytest.mark.parametrize(("scope", "half_life"), [("thread", 30), ("global", 90), ("project", 60)])
+def test_recency_decays_with_the_scope_half_life_and_is_floored(scope: str, half_life: int) -> None:
+    memory = add(
+        "Alice visited the observatory.", scope=scope, scope_id="x" if scope != "global" else ""
+    )
+    Memory.objects.filter(pk=memory.pk).update(last_seen_at=NOW - timedelta(days=half_life / 2))
+    query = (
+        {"thread_id": "x"}
+        if scope == "thread"
+        else {"project_id": "x"}
+        if scope == "project"
+        else {}
+    )
+    hit = recall(RecallQuery(namespace="user:alice", text="observatory", now=NOW, **query))[0]  # type: ignore[arg-type]
+    assert hit.explanation.recency == pytest.approx(math.exp(-math.log(2) / 2), rel=1e-3)
+    Memory.objects.filter(pk=memory.pk).update(last_seen_at=NOW - timedelta(days=half_life * 3))
+    hit = recall(RecallQuery(namespace="user:alice", text="observatory", now=NOW, **query))[0]  # type: ignore[arg-type]
+    assert hit.explanation.recency == 0.5
+    assert hit.explanation.scope == {"thread": 1.5, "project": 1.2, "global": 1.0}[scope]
+
+
+def test_thread_and_project_memories_stay_in_their_scope() -> None:
+    add("Deploy notes for thread one.", scope="thread", scope_id="t1")
+    add("Deploy notes for thread two.", scope="thread", scope_id="t2")
+    add("Deploy notes for project apollo.", scope="project", scope_id="apollo")
+    add("Deploy notes for everyone.")
+    seen = {m.content for m in ask("deploy notes", thread_id="t1", project_id="apollo")}
+    assert seen == {
+        "Deploy notes for thread one.",
+        "Deploy notes for project apollo.",
+        "Deploy notes for everyone.",
+    }
+    assert {m.content for m in ask("deploy notes")} == {"Deploy notes for everyone."}
+
+
+def test_other_namespaces_never_leak() -> None:
+    add("Bob's secret garden has roses.", namespace="user:bob")
+    add("Alice's garden has tulips.")
+    assert [m.content for m in ask("garden roses tulips")] == ["Alice's garden has tulips."]
+
+
+def test_filters_kinds_confidence_expiry_and_tasks() -> None:
+    add("Alice likes sailing boats.")
+    add("Alice sails on Sundays.", kind="episode")
+    add("Alice may like sailing.", confidence=0.3)
+    expired = add("Alice sailed yesterday only.")
+    Memory.objects.filter(pk=expired.pk).update(expires_at=NOW - timedelta(hours=1))
+    task = add("Alice sailing digest from a task.")
+    Memory.objects.filter(pk=task.pk).update(source_task_id="digest")
+    assert {m.content for m in ask("sailing", kinds=["fact"], exclude_task_memories=True)} == {
+        "Alice likes sailing boats."
+    }
+    own = {m.content for m in ask("sailing", kinds=["fact"], source_task_id="digest")}
+    assert own == {"Alice likes sailing boats.", "Alice sailing digest from a task."}
+    other = {m.content for m in ask("sailing", kinds=["fact"], source_task_id="other")}
+    assert other == {"Alice likes sailing boats."}
+
+
+def test_superseded_memories_only_on_request_and_never_beside_their_superseder() -> None:
+    ctx = WriteContext(namespace="user:alice", actor="t")
+    commit_candidate(
+        Candidate(kind="fact", content="The user lives in Paris.", slot="location"), ctx
+    )
+    commit_candidate(
+        Candidate(kind="fact", content="The user lives in Tokyo.", slot="location"), ctx
+    )
+    assert [m.content for m in ask("where does the user live")] == ["The user lives in Tokyo."]
+    both = recall(
+        RecallQuery(namespace="user:alice", text="user lives", now=NOW, include_superseded=True)
+    )
+    assert [h.memory.content for h in both] == ["The user lives in Tokyo."]
+    Memory.objects.filter(content="The user lives in Tokyo.").update(status="archived")
+    old = recall(
+        RecallQuery(
+            namespace="user:alice", text="user lives Paris", now=NOW, include_superseded=True
+        )
+    )
+    assert [h.memory.content for h in old] == ["The user lives in Paris."]
+    assert old[0].explanation.superseded == 0.1
+
+
+def test_stale_memories_fill_in_and_come_back_to_life() -> None:
+    fresh = add("Alice reads science fiction.")
+    stale = add("Alice read a science book about stars.")
+    Memory.objects.filter(pk=stale.pk).update(status="stale")
+    assert [m.pk for m in ask("science", top_k=1)] == [fresh.pk]
+    assert Memory.objects.get(pk=stale.pk).status == "stale"
+    assert {m.pk for m in ask("science", top_k=5)} == {fresh.pk, stale.pk}
+    assert Memory.objects.get(pk=stale.pk).status == "active"
+    assert MemoryEvent.objects.filter(memory_id=stale.pk, event="activated").exists()
+
+
+def test_keyword_only_when_semantic_recall_is_off(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.RECALL_SEMANTIC = False
+    add("Alice collects vinyl records.")
+    hits = recall(RecallQuery(namespace="user:alice", text="vinyl", now=NOW))
+    assert [h.match_source for h in hits] == ["fts"]
+    assert hits[0].explanation.vector_rank is None
+
+
+@pytest.mark.parametrize("text", ['NOT "x', "a*", "col:umn", "NEAR(a b)", "\x00", "\ud800", "^-{}"])
+def test_hostile_queries_never_crash(text: str) -> None:
+    add("Alice likes puzzles.")
+    recall(RecallQuery(namespace="user:alice", text=text, now=NOW))
+
+
+def test_the_namespace_restriction_is_part_of_the_match() -> None:
+    expression = fts_expression("user:alice", "tea")
+    assert expression == 'namespace : "user alice" AND {title content summary tags} : ("tea")'
