@@ -12,6 +12,8 @@ from ninja.errors import HttpError
 from pydantic import ConfigDict, StrictInt, StrictStr
 
 from memories import lifecycle, selectors, services
+from memories.compaction import compact_conversation
+from memories.context import build_context
 from memories.extraction.types import candidate_from_api
 from memories.ingest import memory_write, message_ingest
 from memories.models import Extraction, Memory, MemoryKind, MemoryScope, MemoryStatus, Thread
@@ -23,6 +25,7 @@ from spaceduck.access import (
     resolve_namespace,
 )
 from spaceduck.errors import NotFound
+from spaceduck.providers import ProviderError
 
 router = Router(tags=["memories"])
 extractions_router = Router(tags=["extractions"])
@@ -541,3 +544,117 @@ def task_and_skill(
 def delete_messages(request: HttpRequest, thread_id: str, payload: MessageIdsIn) -> Any:
     thread = _visible_thread(request, thread_id, "write")
     return {"deleted": services.delete_messages(thread.id, payload.ids)}
+
+
+# --- Context ----------------------------------------------------------------------
+
+context_router = Router(tags=["context"])
+MAX_CONTEXT_BUDGET = 1_000_000
+
+
+class ContextIn(Schema):
+    namespace: StrictStr | None = Field(None, description="Defaults to the token's only one.")
+    thread_id: StrictStr
+    project_id: StrictStr | None = None
+    query: StrictStr | None = Field(None, description="Default: the last user message.")
+    memory_budget: StrictInt | None = Field(
+        None, ge=0, le=MAX_CONTEXT_BUDGET, description="Tokens; default 2000."
+    )
+    history_budget: StrictInt | None = Field(
+        None, ge=0, le=MAX_CONTEXT_BUDGET, description="Tokens; default 4000."
+    )
+    task_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    compact: bool = Field(
+        False,
+        description="First summarise the thread's older messages if it passes 85% of the "
+        "history budget (needs the write permission; calls the chat LLM).",
+    )
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ContextMemoryOut(Schema):
+    id: int
+    section: str
+    score: float | None
+    kind: str
+    procedure_subtype: str
+    scope: str
+    content: str
+    occurred_at: datetime | None
+
+
+class ContextTokensOut(Schema):
+    memories: int
+    history: int
+    total: int
+
+
+class ContextOut(Schema):
+    system: str
+    query: str | None
+    memories: list[ContextMemoryOut]
+    constraints_over_budget: bool
+    summary: MessageOut | None
+    summary_id: str | None
+    messages: list[MessageOut]
+    compacted: bool
+    token_estimate: ContextTokensOut
+
+
+@context_router.post("", response=ContextOut)
+def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
+    """The memory block (system prompt) and history for an agent's next turn."""
+    canonical = resolve_namespace(request, payload.namespace, "read")
+    thread = _visible_thread(request, payload.thread_id)
+    if thread.namespace != canonical:
+        raise HttpError(404, f"thread {payload.thread_id!r} not found")
+    task_id, _ = task_and_skill(request, payload.task_id, None)
+    history_budget = payload.history_budget
+    if history_budget is None:
+        history_budget = settings.CONTEXT_HISTORY_BUDGET
+    compacted = None
+    if payload.compact:
+        require_permission(request, "write")
+        if history_budget < 1:
+            raise HttpError(422, "compact needs a history_budget of at least 1")
+        try:
+            compacted = compact_conversation(thread.id, budget=history_budget)
+        except ProviderError as exc:
+            raise HttpError(502, f"compaction failed, nothing was changed: {exc}") from None
+    result = build_context(
+        namespace=canonical,
+        thread_id=thread.id,
+        project_id=payload.project_id,
+        query=payload.query,
+        memory_budget=payload.memory_budget,
+        history_budget=history_budget,
+        task_id=task_id or None,
+    )
+    return {
+        "system": result.system_block,
+        "query": result.query,
+        "memories": [
+            {
+                "id": item.memory.pk,
+                "section": item.section,
+                "score": item.score,
+                "kind": item.memory.kind,
+                "procedure_subtype": item.memory.procedure_subtype,
+                "scope": item.memory.scope,
+                "content": item.memory.content,
+                "occurred_at": item.memory.occurred_at,
+            }
+            for item in result.memories
+        ],
+        "constraints_over_budget": result.constraints_over_budget,
+        "summary": result.summary,
+        "summary_id": None if result.summary is None else result.summary.id,
+        "messages": result.messages,
+        "compacted": compacted is not None,
+        "token_estimate": {
+            "memories": result.memory_tokens,
+            "history": result.history_tokens,
+            "total": result.token_estimate,
+        },
+    }

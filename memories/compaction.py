@@ -11,6 +11,7 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -143,7 +144,9 @@ class Summarizer:
         for message in selectors.list_messages(thread_id):
             if is_summary(message):
                 marker = (message.provenance or {})[SUMMARY_MARKER]
-                pending.extend(marker.get("replaces", []))
+                # A conversation summary replaces nothing: it is never an interrupted run.
+                if isinstance(marker, dict) and not marker.get("conversation"):
+                    pending.extend(marker.get("replaces", []))
         return services.delete_messages(thread_id, pending) if pending else 0
 
     def _summarize(self, thread_id: str) -> int:
@@ -164,22 +167,187 @@ class Summarizer:
         return len(ids)
 
 
+# --- Conversation compaction ---------------------------------------------------------
+# Non-destructive: the older part of a long conversation becomes one summary
+# message; the context builder then sends summary + recent messages. The
+# originals stay (only the TokenLimiter deletes messages).
+
+COMPACTION_THRESHOLD = 0.85
+SUMMARY_WORDS_MIN = 10
+SUMMARY_WORDS_MAX = 400
+
+
+def conversation_tail(messages: Sequence[Message]) -> tuple[Message | None, list[Message]]:
+    """(latest summary or None, the messages after what it covers), in order.
+
+    A conversation summary covers up to the last id in ``covers``; a Summarizer
+    summary stands at its own place. With no summary, the whole thread.
+    """
+    summary: Message | None = None
+    boundary = -1
+    for index, message in enumerate(messages):
+        if is_summary(message):
+            summary, boundary = message, index
+    if summary is not None:
+        last_covered = covered_until(summary)
+        for index, message in enumerate(messages):
+            if message.id == last_covered:
+                boundary = max(boundary, index)
+    return summary, [m for m in messages[boundary + 1 :] if not is_summary(m)]
+
+
+def covered_until(summary: Message) -> str | None:
+    """The id of the newest message a conversation summary covers, if it says."""
+    marker = (summary.provenance or {}).get(SUMMARY_MARKER)
+    covers = marker.get("covers") if isinstance(marker, dict) else None
+    if isinstance(covers, list) and covers and isinstance(covers[-1], str):
+        return covers[-1]
+    return None
+
+
+def _clean_budget(budget: object) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise InvalidInput(f"budget must be an integer >= 1, got {budget!r}")
+    return budget
+
+
+def compact_conversation(
+    thread_id: str,
+    *,
+    budget: int,
+    llm: ChatProvider | None = None,
+    threshold: float = COMPACTION_THRESHOLD,
+) -> Message | None:
+    """Summarise the older part of a thread past ``threshold`` x ``budget`` tokens.
+
+    The live conversation is the latest summary (if any) plus the messages after
+    what it covers. When its estimate exceeds threshold x budget, everything but
+    the newest messages fitting half the budget (at least the newest one) is
+    summarised, starting from the previous summary, into a ``system`` message
+    dated just after the newest message it covers. Returns that summary, or None
+    when the thread is under the threshold or there is nothing older to cover.
+    Nothing is deleted; a ProviderError propagates with nothing written.
+    """
+    budget = _clean_budget(budget)
+    if not 0 < threshold <= 1:
+        raise InvalidInput(f"threshold must be in (0, 1], got {threshold!r}")
+    previous, tail = conversation_tail(selectors.list_messages(thread_id))
+    total = sum(estimate_message_tokens(m.content) for m in tail)
+    if previous is not None:
+        total += estimate_message_tokens(previous.content)
+    if total <= threshold * budget or len(tail) < 2:
+        return None
+    keep_from = len(tail) - 1
+    room = budget // 2 - estimate_message_tokens(tail[-1].content)
+    while keep_from > 1 and estimate_message_tokens(tail[keep_from - 1].content) <= room:
+        room -= estimate_message_tokens(tail[keep_from - 1].content)
+        keep_from -= 1
+    older, kept = tail[:keep_from], tail[keep_from:]
+    llm = llm or get_chat()
+    texts = [f"{m.role}: {text_of(m.content)}" for m in older]
+    if previous is not None:
+        texts.insert(0, f"summary of the earlier conversation: {text_of(previous.content)}")
+    # About a quarter of the budget (~1.5 estimated tokens per word).
+    words = max(SUMMARY_WORDS_MIN, min(SUMMARY_WORDS_MAX, budget // 6))
+    text = llm.summarize(texts=texts, max_words=words).strip()
+    if not text:
+        raise ProviderError(f"{llm.name} returned an empty summary")
+    first = older[0].id
+    if previous is not None:
+        marker = (previous.provenance or {}).get(SUMMARY_MARKER)
+        covers = marker.get("covers") if isinstance(marker, dict) else None
+        if isinstance(covers, list) and covers and isinstance(covers[0], str):
+            first = covers[0]
+    # Just after the newest covered message and before the first kept one.
+    created_at = older[-1].created_at
+    if kept[0].created_at > created_at + timedelta(microseconds=1):
+        created_at += timedelta(microseconds=1)
+    return services.save_message(
+        thread_id,
+        MessageRole.SYSTEM,
+        text,
+        created_at=created_at,
+        provenance={
+            SUMMARY_MARKER: {
+                "conversation": True,
+                "covers": [first, older[-1].id],
+                "messages": len(older),
+                "previous": None if previous is None else previous.id,
+                "tokens_before": total,
+                "budget": budget,
+                "by": llm.name,
+            }
+        },
+    )
+
+
+@dataclass
+class ConversationOutcome:
+    compacted: dict[str, str] = field(default_factory=dict)  # thread id -> summary id
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def as_changes(self) -> dict[str, Any]:
+        changes: dict[str, Any] = {"compacted": self.compacted}
+        if self.errors:
+            changes["errors"] = self.errors
+        return changes
+
+
+class ConversationCompactor:
+    """Per thread past the threshold of the budget: ``compact_conversation``."""
+
+    name = "conversation_compactor"
+
+    def __init__(
+        self,
+        budget: int,
+        llm: ChatProvider | None = None,
+        threshold: float = COMPACTION_THRESHOLD,
+    ) -> None:
+        self.budget = _clean_budget(budget)
+        self.threshold = threshold
+        self.llm = llm
+
+    def run(self, thread_ids: Iterable[str] | None = None) -> ConversationOutcome:
+        outcome = ConversationOutcome()
+        llm = self.llm or get_chat()
+        for thread_id in _thread_ids(thread_ids):
+            try:
+                summary = compact_conversation(
+                    thread_id, budget=self.budget, llm=llm, threshold=self.threshold
+                )
+            except ProviderError as exc:  # nothing was written for this thread
+                outcome.errors[thread_id] = str(exc)
+                continue
+            if summary is not None:
+                outcome.compacted[thread_id] = summary.id
+        return outcome
+
+
 def run_compaction(
     *,
     max_tokens: float | None = None,
     summarize: bool | None = None,
+    conversation: bool | None = None,
     thread_ids: Iterable[str] | None = None,
     stdout: Any = None,
 ) -> dict[str, Any]:
-    """Summarise (when enabled), then enforce the token budget (when set).
+    """Compact conversations, summarise (when enabled), then enforce the token budget.
 
-    Defaults come from settings (SPACEDUCK_SUMMARIZER_ENABLED,
-    SPACEDUCK_THREAD_MAX_TOKENS). Returns the changes of each processor run.
+    Defaults come from settings (SPACEDUCK_CONVERSATION_COMPACTION,
+    SPACEDUCK_SUMMARIZER_ENABLED, SPACEDUCK_THREAD_MAX_TOKENS). Conversation
+    compaction comes first: it only adds summaries, so what the later, destructive
+    processors delete has been summarised. Returns the changes of each processor run.
     """
+    conversation = settings.CONVERSATION_COMPACTION if conversation is None else conversation
     summarize = settings.SUMMARIZER_ENABLED if summarize is None else summarize
     max_tokens = settings.THREAD_MAX_TOKENS if max_tokens is None else max_tokens
     ids = None if thread_ids is None else list(thread_ids)
     result: dict[str, Any] = {}
+    if conversation:
+        compactor = ConversationCompactor(settings.CONTEXT_HISTORY_BUDGET)
+        run = record_run(compactor.name, lambda: compactor.run(ids).as_changes())
+        result[compactor.name] = run.changes
     if summarize:
         summarizer = Summarizer()
         run = record_run(summarizer.name, lambda: summarizer.run(ids).as_changes())

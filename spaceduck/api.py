@@ -90,7 +90,13 @@ def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
 
 
 def _register_routers() -> None:
-    from memories.api import extractions_router, facts_router, skills_router, threads_router
+    from memories.api import (
+        context_router,
+        extractions_router,
+        facts_router,
+        skills_router,
+        threads_router,
+    )
     from memories.api import router as memories_router
     from notes.api import router as notes_router
 
@@ -100,6 +106,7 @@ def _register_routers() -> None:
     api.add_router("/notes", notes_router)
     api.add_router("/extractions", extractions_router)
     api.add_router("/skills", skills_router)
+    api.add_router("/context", context_router)
 
 
 _register_routers()

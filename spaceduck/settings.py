@@ -200,6 +200,13 @@ if STALE_EVERY_MINUTES > 60:
     raise ImproperlyConfigured(
         f"SPACEDUCK_STALE_EVERY_MINUTES={STALE_EVERY_MINUTES!r} must be between 1 and 60."
     )
+# Context building (POST /api/context): default token budgets for the memory
+# block and for the history. A thread whose live history (latest summary + the
+# messages after it) passes 85% of the history budget gets its older part
+# summarised by the periodic compaction (non-destructive: no message is deleted).
+CONTEXT_MEMORY_BUDGET = env_int("SPACEDUCK_CONTEXT_MEMORY_BUDGET", 2000, minimum=0)
+CONTEXT_HISTORY_BUDGET = env_int("SPACEDUCK_CONTEXT_HISTORY_BUDGET", 4000, minimum=1)
+CONVERSATION_COMPACTION = env_bool("SPACEDUCK_CONVERSATION_COMPACTION", True)
 
 # --- Maintenance ---------------------------------------------------------------
 TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)

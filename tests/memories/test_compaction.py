@@ -143,7 +143,7 @@ def test_an_llm_failure_changes_nothing_and_is_reported(fake_openai: FakeOpenAI)
 
 def test_run_compaction_logs_each_processor_run(settings) -> None:  # type: ignore[no-untyped-def]
     thread_id = thread_with(["a" * 100, "b.", "c.", "d."])
-    result = run_compaction(summarize=True, max_tokens=1000)
+    result = run_compaction(summarize=True, max_tokens=1000, conversation=False)
     assert result["summarizer"]["summarized"] == {thread_id: 2}
     assert result["token_limiter"] == {"deleted": {}}
     assert set(MaintenanceRun.objects.values_list("processor", flat=True)) == {
@@ -152,6 +152,7 @@ def test_run_compaction_logs_each_processor_run(settings) -> None:  # type: igno
     }
     settings.SUMMARIZER_ENABLED = False
     settings.THREAD_MAX_TOKENS = None
+    settings.CONVERSATION_COMPACTION = False
     assert run_compaction() == {}
 
 
