@@ -20,10 +20,12 @@ Every hit carries an explanation whose factors multiply to its score.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 from django.db import connection
 from django.db.models import Q
@@ -32,7 +34,7 @@ from django.utils import timezone
 from memories import vector_index
 from memories.models import Memory, MemoryStatus
 from memories.staleness import decay, reactivate
-from spaceduck.fts import literal_terms
+from spaceduck.fts import MAX_TERMS, literal_terms
 from spaceduck.providers import get_embedder
 
 RRF_K = 60
@@ -66,6 +68,11 @@ class RecallQuery:
     source_task_id: str | None = None
     semantic: bool | None = None  # None: settings.RECALL_SEMANTIC
     now: datetime | None = None
+    # For callers that already embedded ``text`` with the configured embedder
+    # (benchmarks, batch jobs): used instead of embedding it again.
+    vector: np.ndarray | None = None
+    # Which ranked lists to fuse: "vector", "keyword" or both (evaluation, debugging).
+    lists: Sequence[str] = ("vector", "keyword")
 
 
 @dataclass
@@ -95,12 +102,57 @@ class RecallHit:
     explanation: Explanation = field(repr=False)
 
 
+# Function words that carry no topic: dropped from the keyword query (when
+# anything else is left), so BM25 ranks on the words that matter and a question
+# like "What did she say about the move?" does not match every row.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves s t d ll m re ve
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+_WORD = re.compile(r"\w+")
+# Inflection endings stripped before a prefix match: "painting" also finds
+# "paints" and "painted" (the FTS tokenizer does no stemming).
+_SUFFIXES = ("ings", "ing", "ied", "ies", "ed", "es", "s")
+MIN_STEM = 4
+
+
+def keyword_terms(text: str) -> list[tuple[str, bool]]:
+    """The query's words for the keyword list as (term, is_prefix), de-duplicated in order.
+
+    Words are runs of letters/digits (so "Caroline's" is "caroline"), lower-cased;
+    stopwords are dropped unless nothing else is left; a long word is matched as
+    the prefix of its stem.
+    """
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(" ".join(literal_terms(text)))))
+    content = [w for w in words if w not in STOPWORDS]
+    out: dict[tuple[str, bool], None] = {}
+    for word in content or words:
+        stem = word
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+                stem = word[: -len(suffix)]
+                break
+        out.setdefault((stem, stem != word), None)
+    return list(out)[:MAX_TERMS]
+
+
 def fts_expression(namespace: str, text: str) -> str | None:
-    """Literal OR of the query's terms, restricted to the namespace's phrase."""
-    terms = literal_terms(text)
+    """OR of the query's keyword terms, restricted to the namespace's phrase.
+
+    Every term is a quoted FTS5 string (never FTS syntax); stems end in `` *``.
+    """
+    terms = keyword_terms(text)
     if not terms:
         return None
-    words = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    words = " OR ".join('"' + t.replace('"', '""') + '"' + (" *" if p else "") for t, p in terms)
     phrase = '"' + " ".join(literal_terms(namespace.replace(":", " "))).replace('"', '""') + '"'
     return f"namespace : {phrase} AND {{title content summary tags}} : ({words})"
 
@@ -116,9 +168,9 @@ def keyword_list(namespace: str, text: str, limit: int) -> list[tuple[int, float
 
 def vector_list(query: RecallQuery, limit: int) -> list[tuple[int, float]]:
     semantic = settings.RECALL_SEMANTIC if query.semantic is None else query.semantic
-    if not semantic:
+    if not semantic or "vector" not in query.lists:
         return []
-    vector = get_embedder().embed([query.text])[0]
+    vector = get_embedder().embed([query.text])[0] if query.vector is None else query.vector
     return vector_index.search(query.namespace, vector, limit)
 
 
@@ -184,7 +236,11 @@ def recall(query: RecallQuery) -> list[RecallHit]:
     """The top_k memories for the query, best first, each with its explanation."""
     now = query.now or timezone.now()
     vector = _ranked(vector_list(query, clamp(query.top_k * 3, 30, 200)))
-    keyword = _ranked(keyword_list(query.namespace, query.text, clamp(query.top_k * 2, 20, 100)))
+    keyword = _ranked(
+        keyword_list(query.namespace, query.text, clamp(query.top_k * 2, 20, 100))
+        if "keyword" in query.lists
+        else []
+    )
     rows = Memory.objects.filter(_row_filter(query, now), pk__in=set(vector) | set(keyword))
     hits = [
         RecallHit(m, e.final, e.match_source, e)

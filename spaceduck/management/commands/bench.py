@@ -15,6 +15,8 @@ BENCHMARKS = {
     "embed": "spaceduck.benchmarks.embed",
     "extraction": "spaceduck.benchmarks.extraction",
     "ingest": "spaceduck.benchmarks.ingest",
+    "locomo": "spaceduck.benchmarks.locomo",
+    "recall": "spaceduck.benchmarks.recall",
     "vectors": "spaceduck.benchmarks.vectors",
 }
 

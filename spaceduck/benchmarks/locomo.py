@@ -1,0 +1,173 @@
+"""Retrieval quality on LoCoMo: evidence recall@k of vector-only, keyword-only and hybrid recall.
+
+``python manage.py bench locomo ../shared/data/locomo/locomo-dev.json [--embedder local|hash]
+[--k 5,10]``
+
+Runs in a child process on a throw-away database (see scratch.py) with the
+chosen embedder. Every dialogue turn of each conversation is stored as one
+memory (no extraction) in the conversation's own namespace
+(``agent:locomo-<sample_id>``), its content
+``"[<session date>] <speaker>: <text>"`` plus ``" [shares a photo: <caption>]"``
+when the turn has a ``blip_caption``; vectors come from the embedder in batches
+of 64. Every question of categories 1-4 (category 5, adversarial, has no
+answer to find) is then asked through ``recall()`` with ``top_k = max(k)`` in
+three modes: vector only (``lists=("vector",)``), keyword only
+(``lists=("keyword",)``) and hybrid (both, the default).
+
+Metric, per question: evidence recall@k = |evidence dia_ids among the dia_ids
+of the top k hits| / |evidence dia_ids|; reported as the mean over questions,
+overall and per category. Evidence ids are normalised (``"D8:6; D9:17"`` is two
+ids, ``"D:11:26"`` is ``D11:26``); questions left with no evidence id are
+skipped; an evidence id that names no stored turn counts as missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+MODES = {"vector": ("vector",), "keyword": ("keyword",), "hybrid": ("vector", "keyword")}
+EMBED_BATCH = 64
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+_SESSION = re.compile(r"session_(\d+)$")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="LoCoMo JSON (a list of conversations with qa)")
+    parser.add_argument("--embedder", default="local", choices=["local", "hash"])
+    parser.add_argument("--k", default="5,10", help="cut-offs for recall@k")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+
+
+def run(options: dict[str, Any], stdout: Writer) -> None:
+    path = str(Path(options["path"]).resolve())
+    args = [path, str(options["k"]), str(options["limit"])]
+    run_child(
+        "spaceduck.benchmarks.locomo",
+        args,
+        stdout,
+        SPACEDUCK_EMBEDDING_PROVIDER=options["embedder"],
+    )
+
+
+# --- The child ------------------------------------------------------------------------
+
+
+def evidence_ids(evidence: list[str]) -> set[str]:
+    return {f"D{a}:{b}" for item in evidence for a, b in _EVIDENCE.findall(str(item))}
+
+
+def turns(conversation: dict[str, Any]) -> list[tuple[str, str]]:
+    """(dia_id, memory content) for every turn, in session order."""
+    sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
+    out = []
+    for number, key in sessions:
+        when = conversation.get(f"session_{number}_date_time", "")
+        for turn in conversation[key]:
+            content = f"[{when}] {turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                content += f" [shares a photo: {turn['blip_caption']}]"
+            out.append((turn["dia_id"], content))
+    return out
+
+
+def store(namespace: str, rows: list[tuple[str, str]]) -> dict[int, str]:
+    """Insert the turns as memories with their vectors; memory id -> dia_id."""
+    from django.db import transaction
+
+    from memories import vector_index
+    from memories.models import Memory
+    from memories.services import content_hash
+    from spaceduck.providers import get_embedder
+
+    embedder = get_embedder()
+    with transaction.atomic():
+        memories = Memory.objects.bulk_create(
+            Memory(namespace=namespace, kind="event", content=c, content_hash=content_hash(c))
+            for _, c in rows
+        )
+    for start in range(0, len(memories), EMBED_BATCH):
+        batch = memories[start : start + EMBED_BATCH]
+        vectors = embedder.embed([m.content for m in batch])
+        vector_index.upsert((m.pk, namespace, v) for m, v in zip(batch, vectors, strict=True))
+    return {m.pk: dia_id for m, (dia_id, _) in zip(memories, rows, strict=True)}
+
+
+def child_main(path: str, cutoffs: list[int], limit: int) -> None:
+    setup_child_django()
+    from memories.recall import RecallQuery, recall
+    from spaceduck.providers import get_embedder
+
+    data = json.loads(Path(path).read_text())
+    if limit:
+        data = data[:limit]
+    embedder = get_embedder()
+    top_k = max(cutoffs)
+    # scores[mode][category] -> list of per-question recall@k, one list per cut-off
+    scores: dict[str, dict[int, list[list[float]]]] = {
+        mode: defaultdict(lambda: [[] for _ in cutoffs]) for mode in MODES
+    }
+    stored = asked = 0
+    store_s = ask_s = 0.0
+    for sample in data:
+        namespace = f"agent:locomo-{sample.get('sample_id', len(scores))}"
+        started = time.perf_counter()
+        dia_of = store(namespace, turns(sample["conversation"]))
+        store_s += time.perf_counter() - started
+        stored += len(dia_of)
+        questions = [
+            (q, evidence_ids(q.get("evidence", [])))
+            for q in sample["qa"]
+            if q.get("category") in CATEGORIES
+        ]
+        questions = [(q, ev) for q, ev in questions if ev]
+        if not questions:
+            continue
+        vectors = embedder.embed([q["question"] for q, _ in questions])
+        started = time.perf_counter()
+        for (q, evidence), vector in zip(questions, vectors, strict=True):
+            asked += 1
+            for mode, lists in MODES.items():
+                query = RecallQuery(
+                    namespace, q["question"], top_k=top_k, vector=np.asarray(vector), lists=lists
+                )
+                found = [dia_of.get(hit.memory.pk) for hit in recall(query)]
+                row = scores[mode][q["category"]]
+                for i, k in enumerate(cutoffs):
+                    row[i].append(len(evidence & set(found[:k])) / len(evidence))
+        ask_s += time.perf_counter() - started
+
+    fp = embedder.fingerprint
+    print(
+        f"locomo: {len(data)} conversations, {stored} turns stored in {store_s:.1f} s "
+        f"({fp.provider}/{fp.model}), {asked} questions (categories 1-4) x {len(MODES)} modes "
+        f"in {ask_s:.1f} s"
+    )
+    header = "evidence recall@k".ljust(18) + "".join(
+        f"{name:>13}" for name in ("overall", *(f"{c}:{n}"[:12] for c, n in CATEGORIES.items()))
+    )
+    for i, k in enumerate(cutoffs):
+        print(f"\n{header.replace('@k', f'@{k}')}")
+        for mode in MODES:
+            per = scores[mode]
+            everything = [v for cat in per.values() for v in cat[i]]
+            cells = [np.mean(everything) if everything else float("nan")]
+            cells += [np.mean(per[c][i]) if per[c][i] else float("nan") for c in CATEGORIES]
+            print(f"  {mode:<16}" + "".join(f"{v:>13.3f}" for v in cells))
+    counts = {c: len(scores["hybrid"][c][0]) for c in CATEGORIES}
+    print(f"\nquestions per category: {counts}")
+
+
+if __name__ == "__main__":
+    child_main(sys.argv[1], [int(k) for k in sys.argv[2].split(",") if k.strip()], int(sys.argv[3]))

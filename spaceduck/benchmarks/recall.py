@@ -1,0 +1,163 @@
+"""Hybrid recall latency at 10k / 100k memories in one namespace, against a bare numpy scan.
+
+``python manage.py bench recall [--sizes 10000,100000] [--others 100000] [--queries 200]``
+
+Each size runs in a child process on a throw-away database (see scratch.py).
+The child bulk-inserts N memories into one namespace plus ``--others`` spread
+over ``--other-namespaces`` more: short texts drawn from a Zipf-distributed
+vocabulary (so the keyword list has realistic, uneven matches) and random
+384-d unit vectors. It then times ``recall()`` (both lists, fusion, row loading,
+filters, explanations) with the query vectors computed beforehand
+(``RecallQuery.vector``), so the embedder is not part of the timing, and,
+interleaved query by query, an exact numpy top-k over the namespace's matrix
+built beforehand: the floor for the vector list alone. Finally it prints the
+time to embed one query with the local MiniLM embedder, which a real recall
+adds on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
+from spaceduck.benchmarks.vectors import _numpy_top_k, _stats, _timings_ms, _unit_rows
+
+BENCH_NAMESPACE = "user:bench"
+INSERT_BATCH = 2_000
+VOCABULARY = 5_000
+EMBED_ROUNDS = 20
+_VEC_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sizes", default="10000,100000", help="memories in the recalled namespace"
+    )
+    parser.add_argument("--queries", type=int, default=200, help="timed queries")
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--others", type=int, default=100_000, help="memories in other namespaces")
+    parser.add_argument("--other-namespaces", type=int, default=1_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-embed", action="store_true", help="skip timing the local embedder on one query"
+    )
+
+
+def run(options: dict[str, Any], stdout: Writer) -> None:
+    sizes = [int(size) for size in str(options["sizes"]).split(",") if size.strip()]
+    rest = [options["queries"], options["top_k"], options["others"], options["other_namespaces"]]
+    for size in sizes:
+        args = [str(value) for value in (size, *rest, options["seed"])]
+        run_child("spaceduck.benchmarks.recall", args, stdout)
+    if not options["no_embed"]:
+        run_child("spaceduck.benchmarks.recall", ["embed"], stdout)
+
+
+# --- The child ------------------------------------------------------------------------
+
+
+def _words(rng: np.random.Generator, count: int) -> list[str]:
+    """``count`` words from a Zipf-like vocabulary: a few common, most rare."""
+    ranks = np.minimum(rng.zipf(1.3, size=count), VOCABULARY) - 1
+    return [f"w{int(rank):04d}" for rank in ranks]
+
+
+def _texts(rng: np.random.Generator, count: int, low: int, high: int) -> list[str]:
+    lengths = rng.integers(low, high + 1, size=count)
+    words = iter(_words(rng, int(lengths.sum())))
+    return [" ".join(next(words) for _ in range(int(n))) for n in lengths]
+
+
+def _insert(texts: list[str], vectors: np.ndarray, namespace_of: Any) -> None:
+    from django.db import connection, transaction
+
+    from memories.models import Memory
+    from memories.services import content_hash
+
+    for start in range(0, len(texts), INSERT_BATCH):
+        batch = texts[start : start + INSERT_BATCH]
+        with transaction.atomic():
+            rows = Memory.objects.bulk_create(
+                Memory(
+                    namespace=namespace_of(start + i),
+                    kind="fact",
+                    content=text,
+                    content_hash=content_hash(text),
+                )
+                for i, text in enumerate(batch)
+            )
+            params = [
+                (m.pk, m.namespace, v.tobytes())
+                for m, v in zip(rows, vectors[start : start + len(batch)], strict=True)
+            ]
+            with connection.cursor() as cursor:
+                cursor.executemany(_VEC_SQL, params)
+
+
+def child_main(size: int, queries: int, top_k: int, others: int, spread: int, seed: int) -> None:
+    setup_child_django()
+    from memories import vector_index
+    from memories.recall import RecallQuery, clamp, recall
+
+    dims = vector_index.table_dimensions() or 384
+    rng = np.random.default_rng(seed)
+    matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
+    started = time.perf_counter()
+    _insert(_texts(rng, size, 6, 16), matrix, lambda _: BENCH_NAMESPACE)
+    other_texts = _texts(rng, others, 6, 16)
+    _insert(other_texts, _unit_rows(rng, others, dims), lambda i: f"user:other-{i % spread:04d}")
+    build_s = time.perf_counter() - started
+    asked = _unit_rows(rng, max(1, queries), dims)
+    texts = _texts(rng, len(asked), 2, 5)
+    k = clamp(top_k * 3, 30, 200)  # what recall asks of the vector list
+
+    print(
+        f"recall: {size} memories in {BENCH_NAMESPACE} + {others} over {spread} other "
+        f"namespaces, {dims}d, top_k={top_k} (vector list k={k}), {len(asked)} queries"
+    )
+    print(f"build: {build_s:.1f} s (bulk_create + FTS trigger + vec0 executemany)")
+    vector_index.search(BENCH_NAMESPACE, asked[0], k)  # the cache's cold load, not timed
+    hits: list[int] = []
+
+    def hybrid(i: np.ndarray) -> None:
+        query = RecallQuery(BENCH_NAMESPACE, texts[int(i)], top_k=top_k, vector=asked[int(i)])
+        hits.append(len(recall(query)))
+
+    # The calls get the query's index: the hybrid one needs its text as well as its vector.
+    recalled, baseline = _timings_ms(
+        hybrid, lambda i: _numpy_top_k(matrix, asked[int(i)], k), queries=np.arange(len(asked))
+    )
+    (r50, r95), (b50, b95) = _stats(recalled), _stats(baseline)
+    print(f"recall()       : p50 {r50:.2f} ms, p95 {r95:.2f} ms (query vector precomputed)")
+    print(f"numpy baseline : p50 {b50:.2f} ms, p95 {b95:.2f} ms (exact top-{k}, vector only)")
+    print(f"recall/numpy   : p50 {r50 / b50:.2f}x, p95 {r95 / b95:.2f}x (timed alternately)")
+    print(f"hits per query : mean {np.mean(hits):.1f} (top_k {top_k})")
+
+
+def embed_main() -> None:
+    from spaceduck.providers.embeddings.local import LocalMiniLMEmbedder
+
+    embedder = LocalMiniLMEmbedder()
+    embedder.embed(["warm the model up"])
+    times = []
+    for i in range(EMBED_ROUNDS):
+        start = time.perf_counter()
+        embedder.embed([f"what did Caroline say about the adoption agency {i}?"])
+        times.append((time.perf_counter() - start) * 1000.0)
+    print(
+        f"local embedder, one query: median {np.median(times):.2f} ms, "
+        f"p95 {np.percentile(times, 95):.2f} ms ({EMBED_ROUNDS} rounds; add to recall() above)"
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["embed"]:
+        embed_main()
+    else:
+        size, queries, top_k, others, spread, seed = (int(arg) for arg in sys.argv[1:7])
+        child_main(size, queries, top_k, others, spread, seed)

@@ -1,0 +1,102 @@
+"""``manage.py bench recall`` and ``bench locomo`` at tiny sizes: they run and print tables."""
+
+from __future__ import annotations
+
+import json
+import re
+from io import StringIO
+from pathlib import Path
+
+from django.core.management import call_command
+
+from spaceduck.benchmarks.locomo import evidence_ids, turns
+
+NUMBER = r"\d+(\.\d+)?"
+
+
+def test_bench_recall_prints_latencies_and_the_ratio_to_numpy() -> None:
+    buf = StringIO()
+    call_command(
+        "bench",
+        "recall",
+        "--sizes",
+        "300",
+        "--others",
+        "200",
+        "--other-namespaces",
+        "5",
+        "--queries",
+        "5",
+        "--no-embed",
+        stdout=buf,
+    )
+    out = buf.getvalue()
+    assert re.search(rf"recall\(\)\s+: p50 {NUMBER} ms, p95 {NUMBER} ms", out)
+    assert re.search(rf"numpy baseline : p50 {NUMBER} ms, p95 {NUMBER} ms", out)
+    assert re.search(rf"recall/numpy   : p50 {NUMBER}x, p95 {NUMBER}x", out)
+
+
+def _conversation(sample_id: str) -> dict[str, object]:
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey kitten today."},
+                {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely! I went sailing in Oslo."},
+            ],
+            "session_2_date_time": "10:00 am on 9 June, 2023",
+            "session_2": [
+                {
+                    "speaker": "Ann",
+                    "dia_id": "D2:1",
+                    "text": "Look at my painting.",
+                    "blip_caption": "a photo of a sunset",
+                },
+            ],
+        },
+        "qa": [
+            {
+                "question": "What did Ann adopt?",
+                "answer": "a kitten",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Where did Bob sail?",
+                "answer": "Oslo",
+                "evidence": ["D1:2"],
+                "category": 1,
+            },
+            {
+                "question": "What did Ann paint?",
+                "answer": "sunset",
+                "evidence": ["D:2:1"],
+                "category": 2,
+            },
+            {"question": "Trick?", "evidence": ["D1:1"], "category": 5},
+        ],
+    }
+
+
+def test_bench_locomo_prints_recall_at_k_per_mode(tmp_path: Path) -> None:
+    path = tmp_path / "tiny-locomo.json"
+    path.write_text(json.dumps([_conversation("conv-a"), _conversation("conv-b")]))
+    buf = StringIO()
+    call_command("bench", "locomo", str(path), "--embedder", "hash", "--k", "1,2", stdout=buf)
+    out = buf.getvalue()
+    assert "2 conversations, 6 turns stored" in out
+    assert "6 questions (categories 1-4)" in out
+    for k in (1, 2):
+        assert f"evidence recall@{k}" in out
+    for mode in ("vector", "keyword", "hybrid"):
+        assert len(re.findall(rf"^  {mode}\s+{NUMBER}", out, flags=re.MULTILINE)) == 2
+
+
+def test_locomo_turn_contents_and_evidence_ids() -> None:
+    rows = turns(_conversation("x")["conversation"])  # type: ignore[arg-type]
+    assert rows[0] == ("D1:1", "[1:56 pm on 8 May, 2023] Ann: I adopted a grey kitten today.")
+    assert rows[2][1].endswith("Look at my painting. [shares a photo: a photo of a sunset]")
+    assert evidence_ids(["D8:6; D9:17", "D:11:26", "D"]) == {"D8:6", "D9:17", "D11:26"}
