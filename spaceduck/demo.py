@@ -19,6 +19,7 @@ DEMO_MEMORIES: list[dict[str, object]] = [
         "kind": "fact",
         "title": "Name",
         "content": "The user's name is Ada Lovelace.",
+        "slot": "name",
         "tags": ["identity"],
         "importance": 0.85,
         "confidence": 0.95,
@@ -26,7 +27,8 @@ DEMO_MEMORIES: list[dict[str, object]] = [
     {
         "kind": "fact",
         "title": "Location",
-        "content": "Ada lives in London.",
+        "content": "The user lives in London.",
+        "slot": "location",
         "tags": ["identity", "location"],
         "importance": 0.7,
         "confidence": 0.95,

@@ -58,3 +58,17 @@ def test_it_generates_and_prints_an_admin_password_when_none_is_given(
         line.split(": ", 1)[1] for line in output.splitlines() if line.startswith("Admin password")
     )
     assert get_user_model().objects.get(username="admin").check_password(password)
+
+
+def test_the_demo_user_moving_supersedes_the_demo_location() -> None:
+    from memories.dedup import WriteContext, commit_candidate
+    from memories.extraction.types import Candidate
+    from spaceduck.demo import DEMO_NAMESPACE
+
+    bootstrap()
+    london = Memory.objects.get(namespace=DEMO_NAMESPACE, slot="location")
+    verdict = commit_candidate(
+        Candidate(kind="fact", content="The user lives in Tokyo.", slot="location"),
+        WriteContext(namespace=DEMO_NAMESPACE, actor="test"),
+    )
+    assert verdict.extra["superseded"] == [london.pk]
