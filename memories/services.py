@@ -120,26 +120,6 @@ def memory_create(
     return memory
 
 
-def memory_update_content(*, memory: Memory, content: str, actor: str, reason: str = "") -> Memory:
-    """Change a memory's text: re-hash, re-embed and re-index (FTS follows by trigger)."""
-    vector = get_embedder().embed([content])[0]
-    with transaction.atomic():
-        before = memory.content
-        memory.content = content
-        memory.content_hash = content_hash(content)
-        memory.updated_at = timezone.now()
-        memory.save(update_fields=["content", "content_hash", "updated_at"])
-        vector_index.upsert([(memory.pk, memory.namespace, vector)])
-        memory_history_record(
-            memory=memory,
-            event=MemoryEvent.Event.EDITED,
-            actor=actor,
-            reason=reason,
-            data={"before": {"content": before}},
-        )
-    return memory
-
-
 def memory_delete(*, memory: Memory, actor: str, reason: str = "") -> None:
     """Delete a memory; triggers remove its FTS and vector rows, history keeps a tombstone."""
     with transaction.atomic():

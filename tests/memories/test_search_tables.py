@@ -6,8 +6,9 @@ import pytest
 from django.db import connection
 
 from memories import vector_index
+from memories.lifecycle import memory_edit
 from memories.models import Memory, MemoryEvent
-from memories.services import memory_create, memory_delete, memory_update_content
+from memories.services import memory_create, memory_delete
 from spaceduck.providers import get_embedder
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +56,7 @@ def test_update_replaces_the_indexed_text_and_the_vector() -> None:
     memory = memory_create(
         namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t"
     )
-    memory_update_content(memory=memory, content="Alice likes strong coffee.", actor="t")
+    memory_edit(memory=memory, changes={"content": "Alice likes strong coffee."}, actor="t")
     assert fts_ids("tea") == []
     assert fts_ids("coffee") == [memory.pk]
     hits = vector_index.knn(
