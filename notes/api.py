@@ -16,15 +16,12 @@ from ninja import Field, Router, Schema, Status
 from ninja.errors import HttpError
 
 from notes import selectors, services
-from notes.models import Note, NoteStatus
+from notes.models import Note
 from spaceduck.access import request_token, require_namespace, require_permission
 from spaceduck.errors import NotFound
 from spaceduck.models import ApiToken
 
 router = Router(tags=["notes"])
-
-# Statuses that decide a note: setting them, or leaving them, is an approval.
-DECIDED: frozenset[str] = frozenset({NoteStatus.ACCEPTED, NoteStatus.REJECTED})
 
 
 class NoteIn(Schema):
@@ -195,23 +192,18 @@ def search(
 @router.post("", response={200: NoteOut, 201: NoteOut})
 def create_note(request: HttpRequest, payload: NoteIn) -> Any:
     namespace = require_namespace(request, payload.namespace, "write")
-    status = payload.status
-    if payload.supersedes and not request_token(request).has_permission("approve"):
-        if status is None:
-            status = NoteStatus.PENDING
-        elif status in DECIDED:
-            raise HttpError(
-                403,
-                f"a note that supersedes others can be saved as {status!r} only with "
-                "the 'approve' permission; save it as pending for review",
-            )
+    status = services.gated_status(
+        requested=payload.status,
+        supersedes=bool(payload.supersedes),
+        can_approve=request_token(request).has_permission("approve"),
+    )
     saved = services.save_note_outcome(
         namespace=namespace,
         body=payload.body,
         kind=payload.kind,
         tags=payload.tags,
         author=_by(request) if payload.author is None else payload.author,
-        status=NoteStatus.ACCEPTED if status is None else status,
+        status=status,
         supersedes=payload.supersedes or (),
         provenance=payload.provenance,
         id=payload.id,
@@ -246,9 +238,7 @@ def get_note(request: HttpRequest, note_id: str) -> Any:
 def set_status(request: HttpRequest, note_id: str, payload: StatusIn) -> Any:
     new_status = services.check_status(payload.status)
     note = _visible_note(request, note_id)
-    # Accepting or rejecting is approval; so is reopening a decided note, which
-    # would otherwise let a write-only token hide accepted knowledge.
-    needs_approval = new_status in DECIDED or note.status in DECIDED
+    needs_approval = services.status_change_needs_approval(note.status, new_status)
     require_namespace(request, note.namespace, "approve" if needs_approval else "write")
     updated = services.set_note_status(note.uid, new_status, by=_by(request))
     return _notes_out([updated])[0]

@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession, new_uid
-from spaceduck.errors import Conflict, InvalidInput, NotFound
+from spaceduck.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from spaceduck.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
 
 STATUSES: tuple[str, ...] = tuple(NoteStatus.values)
@@ -140,6 +140,33 @@ def _check_provenance(value: object) -> dict[str, Any] | None:
 class SavedNote:
     note: Note
     created: bool  # False when the id existed: the stored note came back unchanged
+
+
+# Statuses that decide a note: setting them, or leaving them, is an approval.
+DECIDED: frozenset[str] = frozenset({NoteStatus.ACCEPTED, NoteStatus.REJECTED})
+
+
+def gated_status(*, requested: str | None, supersedes: bool, can_approve: bool) -> str:
+    """The approval gate for a new note: knowledge replaces knowledge only with approval.
+
+    Without ``approve``, a superseding note defaults to pending, and asking for
+    accepted or rejected is refused.
+    """
+    if supersedes and not can_approve:
+        if requested is None:
+            return NoteStatus.PENDING
+        if requested in DECIDED:
+            raise PermissionDenied(
+                f"a note that supersedes others can be saved as {requested!r} only with "
+                "the 'approve' permission; save it as pending for review"
+            )
+    return NoteStatus.ACCEPTED if requested is None else requested
+
+
+def status_change_needs_approval(current: str, new: str) -> bool:
+    """Accepting or rejecting is approval; so is reopening a decided note, which
+    would otherwise let a write-only caller hide accepted knowledge."""
+    return new in DECIDED or current in DECIDED
 
 
 def save_note(
