@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import transaction
 
 from memories.dedup import WriteContext, commit_candidate
-from memories.extraction import gate, guard
-from memories.extraction.pipeline import injection_reason
+from memories.extraction import gate
+from memories.extraction.pipeline import candidate_rejection
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole
 from memories.services import save_message
@@ -90,9 +90,7 @@ def memory_write(
     accepted, rejected = gate.validate([candidate])
     if rejected:
         return rejected[0]
-    reason = guard.check(candidate, source) or injection_reason(
-        f"{candidate.title}\n{candidate.content}", source
-    )
+    reason = candidate_rejection(candidate, source)
     if reason is not None:
         return Verdict(candidate, "rejected", reason)
     ctx = WriteContext(

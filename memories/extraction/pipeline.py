@@ -42,16 +42,19 @@ def _by_retention(candidates: list[Candidate]) -> tuple[list[Candidate], list[Ve
     return keep, dropped
 
 
+def candidate_rejection(candidate: Candidate, source: Source) -> str | None:
+    """The guard's verdict, then injection detection on the candidate's own text."""
+    reason = guard.check(candidate, source)
+    if reason is None:
+        reason = injection_reason(f"{candidate.title}\n{candidate.content}", source)
+    return reason
+
+
 def _guarded(candidates: list[Candidate], source: Source) -> tuple[list[Candidate], list[Verdict]]:
-    patterns = settings.INJECTION_PATTERNS
     keep: list[Candidate] = []
     verdicts: list[Verdict] = []
     for candidate in candidates:
-        reason = guard.check(candidate, source)
-        if reason is None and injection.is_injection(
-            f"{candidate.title}\n{candidate.content}", source.injection_mode, patterns
-        ):
-            reason = "injection_in_candidate"
+        reason = candidate_rejection(candidate, source)
         if reason is None:
             keep.append(candidate)
         else:
