@@ -12,7 +12,9 @@ make an AND query match nothing.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from typing import Literal
 
 _UNBINDABLE = re.compile("[\x00\ud800-\udfff]")
@@ -36,3 +38,44 @@ def match_expression(text: str, *, operator: Literal["AND", "OR"] = "AND") -> st
         return None
     quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
     return f" {operator} ".join(quoted)
+
+
+# --- Per-namespace index terms (the memories keyword index) ---------------------------
+
+_WORD = re.compile(r"[^\W_]+")
+NAMESPACE_KEY_LENGTH = 10
+
+
+def index_words(text: str | None) -> list[str]:
+    """The words of ``text`` as the keyword index stores them, in order.
+
+    Case-folded, diacritics removed (NFKD without combining marks), split into
+    runs of letters and digits: what FTS5's ``unicode61 remove_diacritics 2``
+    tokenizer does, done here so each word can carry its namespace's key.
+    """
+    if not text:
+        return []
+    folded = text.casefold()
+    if not folded.isascii():
+        folded = "".join(
+            ch for ch in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(ch)
+        )
+    return _WORD.findall(folded)
+
+
+def namespace_key(namespace: str) -> str:
+    """A fixed-length token prefix for the namespace (10 hex digits of its BLAKE2b hash)."""
+    digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=NAMESPACE_KEY_LENGTH // 2)
+    return digest.hexdigest()
+
+
+def namespaced_terms(namespace: str | None, text: str | None) -> str:
+    """``text`` as the keyword index's document: each word prefixed with the namespace key.
+
+    Registered as the SQL function ``spaceduck_terms(namespace, text)`` on every
+    connection (spaceduck.db.backend) and called by the index's triggers, so
+    each namespace has its own postings: a query reads only its namespace's
+    documents, and BM25's document frequencies are the namespace's own.
+    """
+    key = namespace_key(namespace or "")
+    return " ".join(key + word for word in index_words(text))

@@ -68,13 +68,10 @@ def test_editing_content_re_embeds_and_re_indexes(owner: Actor) -> None:
         f"/api/memories/{memory['id']}", {"content": "The user likes oolong tea."}
     )
     assert response.status_code == 200
-    from django.db import connection
+    from memories.keyword_index import matching_ids
 
-    with connection.cursor() as cursor:
-        hits = cursor.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'oolong'"
-        ).fetchall()
-    assert hits == [(memory["id"],)]
+    assert matching_ids("user:alice", "oolong") == [memory["id"]]
+    assert matching_ids("user:alice", "green") == []
     history = owner.get(f"/api/memories/{memory['id']}/history").json()["events"]
     assert history[-1]["event"] == "edited"
     assert history[-1]["data"]["before"]["content"] == "The user likes green tea."

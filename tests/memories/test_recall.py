@@ -8,10 +8,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memories import keyword_index
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.types import Candidate
 from memories.models import Memory, MemoryEvent
-from memories.recall import RecallQuery, fts_expression, recall
+from memories.recall import RecallQuery, keyword_list, recall
 from memories.services import memory_create
 
 pytestmark = pytest.mark.django_db
@@ -156,6 +157,25 @@ def test_hostile_queries_never_crash(text: str) -> None:
     recall(RecallQuery(namespace="user:alice", text=text, now=NOW))
 
 
-def test_the_namespace_restriction_is_part_of_the_match() -> None:
-    expression = fts_expression("user:alice", "tea")
-    assert expression == 'namespace : "user alice" AND {title content summary tags} : ("tea")'
+def test_the_keyword_list_reads_only_its_namespace() -> None:
+    mine = add("Alice drinks tea.")
+    for i in range(3):
+        add(f"Bob drinks tea, cup {i}.", namespace="user:bob")
+    assert [memory_id for memory_id, _ in keyword_list("user:alice", "tea", 20)] == [mine.pk]
+    # The namespace's own words are not in the index.
+    assert keyword_list("user:alice", "user", 20) == []
+
+
+def test_words_too_common_to_score_are_left_to_the_vector_list(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(keyword_index, "MAX_MATCHED_DOCS", 2)
+    orchid = add("Alice grows an orchid in the garden.")
+    for vegetable in ("beans", "leeks", "kale"):
+        add(f"Alice grows {vegetable} in the garden.")
+    # "garden" is in 4 memories: over the budget once "orchid" (1) is in.
+    assert [memory_id for memory_id, _ in keyword_list("user:alice", "garden orchid", 20)] == [
+        orchid.pk
+    ]
+    # Frequencies are per namespace: Bob's one garden memory is scored.
+    bob = add("Bob sits in the garden.", namespace="user:bob")
+    assert [memory_id for memory_id, _ in keyword_list("user:bob", "garden", 20)] == [bob.pk]
+    assert keyword_list("user:alice", "garden", 20) == []

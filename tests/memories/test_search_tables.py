@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from memories import vector_index
+from memories import keyword_index, vector_index
 from memories.lifecycle import memory_edit
 from memories.models import Memory, MemoryEvent
 from memories.services import memory_create, memory_delete
@@ -14,12 +14,8 @@ from spaceduck.providers import get_embedder
 pytestmark = pytest.mark.django_db
 
 
-def fts_ids(query: str) -> list[int]:
-    with connection.cursor() as cursor:
-        rows = cursor.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s ORDER BY rowid", [query]
-        ).fetchall()
-    return [row[0] for row in rows]
+def fts_ids(query: str, namespace: str = "user:alice") -> list[int]:
+    return keyword_index.matching_ids(namespace, query)
 
 
 def vector_ids(namespace: str) -> list[int]:
@@ -97,3 +93,24 @@ def test_vector_search_is_per_namespace() -> None:
     memory_create(namespace="user:bob", kind="fact", content="I love sailing", actor="t")
     query = get_embedder().embed(["sailing"])[0]
     assert [memory_id for memory_id, _ in vector_index.knn("user:alice", query, 10)] == [alice.pk]
+
+
+def test_the_keyword_index_folds_case_and_diacritics_and_keeps_namespaces_apart() -> None:
+    memory = memory_create(
+        namespace="user:alice", kind="fact", content="Alice's CAFÉ is in Zürich.", actor="t"
+    )
+    memory_create(namespace="user:bob", kind="fact", content="Bob's cafe is in Zurich.", actor="t")
+    assert fts_ids("cafe zurich") == [memory.pk]
+    assert fts_ids("Café") == [memory.pk]
+    # The namespace is not text in the index: its words match nothing.
+    assert fts_ids("alice") == [memory.pk]
+    assert fts_ids("user") == []
+    fts_integrity_ok()
+
+
+def test_moving_a_memory_to_another_namespace_moves_its_index_terms() -> None:
+    memory = memory_create(namespace="user:alice", kind="fact", content="Alice sails.", actor="t")
+    Memory.objects.filter(pk=memory.pk).update(namespace="user:carol")
+    assert fts_ids("sails") == []
+    assert fts_ids("sails", namespace="user:carol") == [memory.pk]
+    fts_integrity_ok()

@@ -217,11 +217,9 @@ def test_purging_a_skill_removes_its_memories_with_their_index_rows(owner: Actor
     assert response.json() == {"deleted": 2}
     assert list(Memory.objects.values_list("content", flat=True)) == ["The user is a night owl."]
     with connection.cursor() as cursor:
-        fts = cursor.execute(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'jazz OR cello'"
-        ).fetchone()[0]
+        fts = cursor.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
         vec = cursor.execute("SELECT count(*) FROM memories_vec").fetchone()[0]
-    assert (fts, vec) == (0, 1)
+    assert (fts, vec) == (1, 1)
     assert MemoryEvent.objects.filter(event="purged").count() == 2
 
 

@@ -23,6 +23,8 @@ from django.db.backends.sqlite3._functions import register as register_functions
 from django.utils.asyncio import async_unsafe
 from django.utils.dateparse import parse_date, parse_datetime, parse_time
 
+from spaceduck.fts import namespaced_terms
+
 Database.register_converter("bool", b"1".__eq__)
 Database.register_converter("date", sqlite3_base.decoder(parse_date))
 Database.register_converter("time", sqlite3_base.decoder(parse_time))
@@ -74,6 +76,8 @@ class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         conn = Database.connect(**conn_params)
         register_functions(conn)
+        # Used by the memories keyword index's triggers (memories migration 0008).
+        conn.create_function("spaceduck_terms", 2, namespaced_terms, deterministic=True)
         load_sqlite_vec(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA legacy_alter_table = OFF")
