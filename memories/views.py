@@ -9,17 +9,27 @@ from django.shortcuts import render
 
 from memories import selectors
 from memories.models import Memory
+from memories.recall import RecallQuery, recall
+
+SEARCH_TOP_K = 20
 
 
 @staff_member_required
 def dashboard(request: HttpRequest) -> HttpResponse:
+    """The memory viewer: newest memories, or with ``q`` the same hybrid recall agents get."""
     namespace = request.GET.get("namespace", "").strip()
-    memories = selectors.memory_list(namespaces=[namespace] if namespace else None, limit=50)
-    namespaces = (
-        Memory.objects.values("namespace").annotate(count=Count("id")).order_by("namespace")
-    )
+    q = request.GET.get("q", "").strip()
+    context: dict[str, object] = {"namespace": namespace, "q": q}
+    if q and namespace:
+        context["hits"] = recall(RecallQuery(namespace=namespace, text=q, top_k=SEARCH_TOP_K))
+    elif not q:
+        context["memories"] = selectors.memory_list(
+            namespaces=[namespace] if namespace else None, limit=50
+        )
     template = "memories/dashboard.html"
     if request.htmx:  # type: ignore[attr-defined]
-        template += "#memory-list"
-    context = {"memories": memories, "namespaces": namespaces, "namespace": namespace}
+        return render(request, template + "#memory-list", context)
+    context["namespaces"] = (
+        Memory.objects.values("namespace").annotate(count=Count("id")).order_by("namespace")
+    )
     return render(request, template, context)

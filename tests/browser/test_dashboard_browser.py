@@ -41,3 +41,13 @@ def test_a_staff_user_logs_in_and_filters_memories_without_a_reload(
     assert "Bob never deploys" in page.locator("#memory-list").inner_text()
     assert page.evaluate("window.__marker") == "same page"  # swapped by htmx, no reload
     page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
+
+    # Recall from the viewer: the same hybrid search agents get, with its reasons.
+    memory_create(namespace="user:bob", kind="fact", content="Bob plays the banjo.", actor="t")
+    page.fill("#q", "banjo")
+    page.wait_for_selector("#memory-list table.recall")
+    result = page.locator("#memory-list tbody tr").first.inner_text()
+    assert "Bob plays the banjo." in result
+    assert "keyword #1" in result
+    assert "RRF" in result
+    assert page.evaluate("window.__marker") == "same page"

@@ -44,3 +44,36 @@ def test_htmx_requests_get_only_the_list_fragment(staff_client: Client) -> None:
     assert fragment.strip().startswith('<section id="memory-list">')
     assert "Bob likes coffee." in fragment
     assert "Alice likes tea." not in fragment
+
+
+def test_the_viewer_searches_with_recall_and_shows_why(staff_client: Client) -> None:
+    memory_create(namespace="user:alice", kind="fact", content="Alice plays the oboe.", actor="t")
+    memory_create(namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t")
+    memory_create(namespace="user:bob", kind="fact", content="Bob plays the oboe.", actor="t")
+    response = staff_client.get(
+        "/", {"namespace": "user:alice", "q": "oboe"}, headers={"HX-Request": "true"}
+    )
+    fragment = response.content.decode()
+    assert fragment.strip().startswith('<section id="memory-list">')
+    assert "Alice plays the oboe." in fragment
+    assert "Bob plays the oboe." not in fragment  # recall stays in the namespace
+    assert "keyword #1" in fragment
+    assert "RRF" in fragment
+    assert "recency" in fragment
+
+
+def test_the_viewer_asks_for_a_namespace_before_recalling(staff_client: Client) -> None:
+    memory_create(namespace="user:alice", kind="fact", content="Alice plays the oboe.", actor="t")
+    fragment = staff_client.get("/", {"q": "oboe"}, headers={"HX-Request": "true"}).content.decode()
+    assert "Pick a namespace" in fragment
+    assert "Alice plays the oboe." not in fragment
+
+
+def test_a_search_with_no_match_says_so_with_the_query_escaped(
+    staff_client: Client, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.RECALL_SEMANTIC = False  # the vector list always has nearest neighbours
+    memory_create(namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t")
+    page = staff_client.get("/", {"namespace": "user:alice", "q": "<i>zzz</i>"}).content.decode()
+    assert "<html" in page
+    assert "matches <q>&lt;i&gt;zzz&lt;/i&gt;</q>" in page
