@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
 
@@ -97,6 +98,13 @@ def test_bench_locomo_prints_recall_at_k_per_mode(tmp_path: Path) -> None:
 
 def test_locomo_turn_contents_and_evidence_ids() -> None:
     rows = turns(_conversation("x")["conversation"])  # type: ignore[arg-type]
-    assert rows[0] == ("D1:1", "[1:56 pm on 8 May, 2023] Ann: I adopted a grey kitten today.")
-    assert rows[2][1].endswith("Look at my painting. [shares a photo: a photo of a sunset]")
+    assert [r.dia_id for r in rows] == ["D1:1", "D1:2", "D2:1"]
+    assert rows[0].content == "[1:56 pm on 8 May, 2023] Ann: I adopted a grey kitten today."
+    assert rows[0].occurred_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    # The previous turn of the same session is the context; a session starts without one.
+    assert rows[0].previous == ""
+    assert rows[1].previous == "Ann: I adopted a grey kitten today."
+    assert rows[2].previous == ""
+    assert rows[2].content.endswith("Look at my painting. [shares a photo: a photo of a sunset]")
+    assert rows[2].occurred_at == datetime(2023, 6, 9, 10, 0, tzinfo=UTC)
     assert evidence_ids(["D8:6; D9:17", "D:11:26", "D"]) == {"D8:6", "D9:17", "D11:26"}

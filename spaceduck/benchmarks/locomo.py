@@ -4,15 +4,27 @@
 [--k 5,10]``
 
 Runs in a child process on a throw-away database (see scratch.py) with the
-chosen embedder. Every dialogue turn of each conversation is stored as one
-memory (no extraction) in the conversation's own namespace
-(``agent:locomo-<sample_id>``), its content
-``"[<session date>] <speaker>: <text>"`` plus ``" [shares a photo: <caption>]"``
-when the turn has a ``blip_caption``; vectors come from the embedder in batches
-of 64. Every question of categories 1-4 (category 5, adversarial, has no
-answer to find) is then asked through ``recall()`` with ``top_k = max(k)`` in
-three modes: vector only (``lists=("vector",)``), keyword only
-(``lists=("keyword",)``) and hybrid (both, the default).
+chosen embedder. Each conversation gets its own namespace
+(``agent:locomo-<sample_id>``); each of its sessions is stored as a thread
+whose messages are the session's turns, in order (``created_at`` = the session
+date + the turn's index in seconds; content ``"<speaker>: <text>"``). Every
+turn is also stored as one memory (no extraction), kind ``episode``:
+
+- ``content``: ``"[<session date>] <speaker>: <text>"`` plus
+  ``" [shares a photo: <caption>]"`` when the turn has a ``blip_caption``;
+  this is what the embedder sees (``services.embedding_text``), in batches of 64;
+- ``summary``: the previous turn of the same session, ``"<speaker>: <text>"``
+  (empty for a session's first turn): the context the turn answers or
+  continues. Like every summary it is full-text indexed but not embedded;
+- ``occurred_at``: the session date; ``source_thread`` / ``source_message``:
+  the session's thread and the turn's message, which recall's neighbour bonus
+  uses (hits from adjacent messages of one thread lift each other).
+
+Every question of categories 1-4 (category 5, adversarial, has no answer to
+find) is then asked through ``recall()`` with ``top_k = max(k)`` in three
+modes: vector only (``lists=("vector",)``), keyword only
+(``lists=("keyword",)``) and hybrid (both, the default). The neighbour bonus
+is part of recall and so applies in every mode.
 
 Metric, per question: evidence recall@k = |evidence dia_ids among the dia_ids
 of the top k hits| / |evidence dia_ids|; reported as the mean over questions,
@@ -29,6 +41,8 @@ import re
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +55,8 @@ MODES = {"vector": ("vector",), "keyword": ("keyword",), "hybrid": ("vector", "k
 EMBED_BATCH = 64
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)$")
+# LoCoMo's session dates look like "1:56 pm on 8 May, 2023".
+_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,40 +84,93 @@ def evidence_ids(evidence: list[str]) -> set[str]:
     return {f"D{a}:{b}" for item in evidence for a, b in _EVIDENCE.findall(str(item))}
 
 
-def turns(conversation: dict[str, Any]) -> list[tuple[str, str]]:
-    """(dia_id, memory content) for every turn, in session order."""
+@dataclass
+class Turn:
+    dia_id: str
+    session: int
+    date: str  # the session's date as written in the data
+    index: int  # position in the session
+    said: str  # "<speaker>: <text>[ [shares a photo: <caption>]]"
+    previous: str  # the previous turn's ``said`` in the same session, or ""
+
+    @property
+    def content(self) -> str:
+        return f"[{self.date}] {self.said}"
+
+    @property
+    def occurred_at(self) -> datetime | None:
+        try:
+            return datetime.strptime(self.date, _DATE_FORMAT).replace(tzinfo=UTC)
+        except ValueError:
+            return None
+
+
+def turns(conversation: dict[str, Any]) -> list[Turn]:
+    """Every turn, in session order."""
     sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     out = []
     for number, key in sessions:
         when = conversation.get(f"session_{number}_date_time", "")
-        for turn in conversation[key]:
-            content = f"[{when}] {turn['speaker']}: {turn['text']}"
+        previous = ""
+        for index, turn in enumerate(conversation[key]):
+            said = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
-                content += f" [shares a photo: {turn['blip_caption']}]"
-            out.append((turn["dia_id"], content))
+                said += f" [shares a photo: {turn['blip_caption']}]"
+            out.append(Turn(turn["dia_id"], number, when, index, said, previous))
+            previous = said
     return out
 
 
-def store(namespace: str, rows: list[tuple[str, str]]) -> dict[int, str]:
-    """Insert the turns as memories with their vectors; memory id -> dia_id."""
+def store(namespace: str, rows: list[Turn]) -> dict[int, str]:
+    """Insert the sessions as threads and the turns as memories with their vectors.
+
+    Returns memory id -> dia_id.
+    """
     from django.db import transaction
 
     from memories import vector_index
-    from memories.models import Memory
-    from memories.services import content_hash
+    from memories.models import Memory, Message, SourceType, Thread
+    from memories.services import content_hash, embedding_text
     from spaceduck.providers import get_embedder
 
     embedder = get_embedder()
     with transaction.atomic():
+        threads = {
+            turn.session: Thread.objects.create(
+                namespace=namespace, title=f"session {turn.session} ({turn.date})"
+            )
+            for turn in rows
+        }
+        messages = Message.objects.bulk_create(
+            Message(
+                thread=threads[turn.session],
+                role="user",
+                content=turn.said,
+                provenance={"dia_id": turn.dia_id},
+                created_at=(turn.occurred_at or datetime(2000, 1, 1, tzinfo=UTC))
+                + timedelta(seconds=turn.index),
+            )
+            for turn in rows
+        )
         memories = Memory.objects.bulk_create(
-            Memory(namespace=namespace, kind="event", content=c, content_hash=content_hash(c))
-            for _, c in rows
+            Memory(
+                namespace=namespace,
+                kind="episode",
+                content=turn.content,
+                summary=turn.previous,
+                content_hash=content_hash(turn.content),
+                occurred_at=turn.occurred_at,
+                source_type=SourceType.USER_MESSAGE,
+                source_thread=threads[turn.session],
+                source_message=message,
+            )
+            for turn, message in zip(rows, messages, strict=True)
         )
     for start in range(0, len(memories), EMBED_BATCH):
         batch = memories[start : start + EMBED_BATCH]
-        vectors = embedder.embed([m.content for m in batch])
+        vectors = embedder.embed([embedding_text(m) for m in batch])
         vector_index.upsert((m.pk, namespace, v) for m, v in zip(batch, vectors, strict=True))
-    return {m.pk: dia_id for m, (dia_id, _) in zip(memories, rows, strict=True)}
+    return {m.pk: turn.dia_id for m, turn in zip(memories, rows, strict=True)}
 
 
 def child_main(path: str, cutoffs: list[int], limit: int) -> None:
