@@ -21,6 +21,9 @@ per-term counts.
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from django.db import connection
@@ -34,6 +37,16 @@ from spaceduck.fts import index_words, namespace_key
 MAX_MATCHED_DOCS = 500
 
 Term = tuple[str, bool]  # (index word, match as a prefix)
+
+# Phrases found matching more than MAX_MATCHED_DOCS documents are remembered
+# per process for COMMON_TTL seconds: a word that common stays common, and
+# counting it again walks MAX_MATCHED_DOCS postings on every query (~1 ms of a
+# 100k-memory recall). Smaller counts are never remembered, so a new memory is
+# findable by its words at once.
+COMMON_TTL = 300.0
+COMMON_MAX = 10_000
+_COMMON: OrderedDict[tuple[str, str], float] = OrderedDict()
+_COMMON_LOCK = threading.Lock()
 
 _COUNT_SQL = (
     "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH %s LIMIT %s)"
@@ -70,10 +83,13 @@ def search(namespace: str, terms: Sequence[Term], limit: int) -> list[tuple[int,
 
 def _selective(cursor: object, phrases: list[str]) -> list[str]:
     """The rarest phrases whose matching documents add up to at most MAX_MATCHED_DOCS."""
-    phrases = list(dict.fromkeys(phrases))
+    phrases = [p for p in dict.fromkeys(phrases) if not _known_common(p)]
     if len(phrases) > 1 and _documents(cursor, " OR ".join(phrases)) <= MAX_MATCHED_DOCS:
         return phrases  # all of them fit: one count instead of one per phrase
     counted = sorted((_documents(cursor, p), p) for p in phrases)
+    for count, text in counted:
+        if count > MAX_MATCHED_DOCS:
+            _remember_common(text)
     kept: list[str] = []
     total = 0
     for count, text in counted:
@@ -84,6 +100,29 @@ def _selective(cursor: object, phrases: list[str]) -> list[str]:
         kept.append(text)
         total += count
     return kept
+
+
+def _common_key(text: str) -> tuple[str, str]:
+    return str(connection.settings_dict["NAME"]), text
+
+
+def _known_common(text: str) -> bool:
+    seen = _COMMON.get(_common_key(text))
+    return seen is not None and time.monotonic() - seen < COMMON_TTL
+
+
+def _remember_common(text: str) -> None:
+    with _COMMON_LOCK:
+        _COMMON[_common_key(text)] = time.monotonic()
+        _COMMON.move_to_end(_common_key(text))
+        while len(_COMMON) > COMMON_MAX:
+            _COMMON.popitem(last=False)
+
+
+def forget_common() -> None:
+    """Drop the remembered common phrases (tests, or after bulk deletes)."""
+    with _COMMON_LOCK:
+        _COMMON.clear()
 
 
 def _documents(cursor: object, text: str) -> int:

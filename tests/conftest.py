@@ -24,6 +24,7 @@ from dataclasses import dataclass  # noqa: E402
 
 from django.test import Client  # noqa: E402
 
+from memories import keyword_index  # noqa: E402
 from spaceduck.providers import reset_providers  # noqa: E402
 from spaceduck.tokens import token_create  # noqa: E402
 
@@ -103,5 +104,6 @@ def staff_client(db: None, django_user_model) -> Client:  # type: ignore[no-unty
 def _fresh_providers() -> Iterator[None]:
     """Providers are cached per process; tests that change settings get fresh ones."""
     reset_providers()
+    keyword_index.forget_common()  # per-process, keyed by database name, like the test DB
     yield
     reset_providers()

@@ -180,3 +180,27 @@ def test_words_too_common_to_score_are_left_to_the_vector_list(monkeypatch) -> N
     bob = add("Bob sits in the garden.", namespace="user:bob")
     assert [memory_id for memory_id, _ in keyword_list("user:bob", "garden", 20)] == [bob.pk]
     assert keyword_list("user:alice", "garden", 20) == []
+
+
+def test_a_word_found_too_common_is_not_counted_again_but_a_rare_one_always_is(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.setattr(keyword_index, "MAX_MATCHED_DOCS", 2)
+    for vegetable in ("beans", "leeks", "kale"):
+        add(f"Alice grows {vegetable} in the garden.")
+    counted: list[str] = []
+    count = keyword_index._documents
+
+    def counting(cursor: object, text: str) -> int:
+        counted.append(text)
+        return count(cursor, text)
+
+    monkeypatch.setattr(keyword_index, "_documents", counting)
+    assert keyword_list("user:alice", "garden", 20) == []
+    assert len(counted) == 1
+    assert keyword_list("user:alice", "garden", 20) == []
+    assert len(counted) == 1  # remembered as common: not walked again
+    # A word with no memory yet is counted every time, so a new memory is found at once.
+    assert keyword_list("user:alice", "orchid", 20) == []
+    orchid = add("Alice grows an orchid.")
+    assert [memory_id for memory_id, _ in keyword_list("user:alice", "orchid", 20)] == [orchid.pk]
