@@ -37,6 +37,7 @@ from django.utils import timezone
 from memories import keyword_index, vector_index
 from memories.models import Memory, MemoryStatus
 from memories.staleness import decay, reactivate
+from spaceduck.db.fast import read_plan
 from spaceduck.fts import MAX_TERMS, index_words
 from spaceduck.providers import get_embedder
 
@@ -226,34 +227,31 @@ class _Row(NamedTuple):
     source_message_id: str | None
 
 
-_ROWS_SQL = "SELECT " + ", ".join(_Row._fields) + " FROM memories_memory WHERE id IN ({})"
+def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
+    """The candidates by primary key, in one raw query: their filter and score
+    columns, and each whole row (memory id -> row) to build the winners from.
 
-
-def _rows(ids: set[int]) -> list[_Row]:
-    """The candidates' filter and score columns, by primary key, in one raw query.
-
-    The lists hold up to 300 ids and only top_k of them are returned, so full
-    model instances are built for the winners only (``_memories``). Raw SQL
-    because the ORM compiles a fresh statement per call (~1 ms here).
+    The lists hold up to 300 ids and only top_k of them are returned, so model
+    instances are built for the winners only. Raw SQL because the ORM compiles
+    a fresh statement per call (~1 ms here).
     """
     if not ids:
-        return []
+        return [], {}
+    plan = read_plan(Memory)
+    marks = ", ".join(["%s"] * len(ids))
     with connection.cursor() as cursor:
-        found = cursor.execute(_ROWS_SQL.format(", ".join(["%s"] * len(ids))), list(ids))
-        return [
-            row._replace(
-                expires_at=row.expires_at and _aware(row.expires_at),
-                last_seen_at=_aware(row.last_seen_at),
-            )
-            for row in map(_Row._make, found.fetchall())
-        ]
-
-
-def _memories(ids: list[int]) -> dict[int, Memory]:
-    if not ids:
-        return {}
-    sql = "SELECT * FROM memories_memory WHERE id IN ({})".format(", ".join(["%s"] * len(ids)))
-    return {m.pk: m for m in Memory.objects.raw(sql, ids)}
+        sql = f"SELECT {plan.columns} FROM memories_memory WHERE id IN ({marks})"
+        found = cursor.execute(sql, list(ids)).fetchall()
+    at = [plan.index(name) for name in _Row._fields]
+    rows = [_Row._make(whole[i] for i in at) for whole in found]
+    rows = [
+        row._replace(
+            expires_at=row.expires_at and _aware(row.expires_at),
+            last_seen_at=_aware(row.last_seen_at),
+        )
+        for row in rows
+    ]
+    return rows, {row.id: whole for row, whole in zip(rows, found, strict=True)}
 
 
 def _aware(value: datetime) -> datetime:
@@ -305,9 +303,10 @@ def recall(query: RecallQuery) -> list[RecallHit]:
         else []
     )
     statuses = _statuses(query)
+    rows, whole = _rows(set(vector) | set(keyword))
     scored = [
         (row, _explain(row, vector, keyword, now))
-        for row in _rows(set(vector) | set(keyword))
+        for row in rows
         if _admitted(row, query, statuses, now)
     ]
     present = {row.id for row, _ in scored}
@@ -319,8 +318,11 @@ def recall(query: RecallQuery) -> list[RecallHit]:
     _add_neighbour_bonus(scored)
     scored.sort(key=lambda pair: (-pair[1].final, -pair[0].id))
     chosen = _with_stale_fallback(scored, query.top_k)
-    memories = _memories([row.id for row, _ in chosen])
-    hits = [RecallHit(memories[row.id], e.final, e.match_source, e) for row, e in chosen]
+    plan = read_plan(Memory)
+    hits = [
+        RecallHit(plan.instance(Memory, whole[row.id]), e.final, e.match_source, e)
+        for row, e in chosen
+    ]
     for hit in hits:
         if hit.memory.status == MemoryStatus.STALE:
             reactivate(hit.memory, actor="recall", reason="recalled while stale")

@@ -1,4 +1,4 @@
-"""An INSERT without the ORM's per-call query compilation.
+"""INSERT and SELECT without the ORM's per-call query compilation.
 
 Django compiles every INSERT afresh (~1 ms for a model with many fields on these
 machines); the ingest path inserts three rows per message. ``fast_insert``
@@ -9,12 +9,17 @@ dates). It sends no model signals; spaceduck registers none on these models.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.models.expressions import Col
 
 M = TypeVar("M", bound=models.Model)
+Converter = Callable[[Any, Any, Any], Any]
 
 
 @cache
@@ -43,3 +48,64 @@ def fast_insert(instance: M) -> M:
     instance._state.adding = False
     instance._state.db = connection.alias
     return instance
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """How to read a model's rows with a hand-written SELECT and build instances from them.
+
+    ``columns`` lists every concrete column in field order; ``instance`` turns a
+    row selected with them into a model instance exactly as an ORM read would
+    (the same converters: aware datetimes, JSON, booleans), without compiling a
+    query. ``value`` converts one column of such a row.
+    """
+
+    columns: str
+    names: tuple[str, ...]
+    converters: tuple[tuple[int, Col, tuple[Converter, ...]], ...]
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def value(self, row: Sequence[Any], i: int) -> Any:
+        value = row[i]
+        for j, col, fns in self.converters:
+            if j == i:
+                for convert in fns:
+                    value = convert(value, col, connection)
+        return value
+
+    def instance(self, model: type[M], row: Sequence[Any]) -> M:
+        values = list(row)
+        for i, col, fns in self.converters:
+            for convert in fns:
+                values[i] = convert(values[i], col, connection)
+        return model.from_db(connection.alias, self.names, values)
+
+
+# Plans per connection (the converters are the connection's own methods) and model.
+_READ_PLANS: WeakKeyDictionary[Any, dict[type[models.Model], ReadPlan]] = WeakKeyDictionary()
+
+
+def read_plan(model: type[models.Model]) -> ReadPlan:
+    wrapper = connections[DEFAULT_DB_ALIAS]
+    plans = _READ_PLANS.setdefault(wrapper, {})
+    plan = plans.get(model)
+    if plan is None:
+        plan = plans[model] = _read_plan(model, wrapper)
+    return plan
+
+
+def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
+    meta = model._meta
+    fields = tuple(meta.concrete_fields)
+    cols = [f.get_col(meta.db_table) for f in fields]
+    converters = (
+        (i, col, (*wrapper.ops.get_db_converters(col), *col.field.get_db_converters(wrapper)))
+        for i, col in enumerate(cols)
+    )
+    return ReadPlan(
+        columns=", ".join(wrapper.ops.quote_name(str(f.column)) for f in fields),
+        names=tuple(f.attname for f in fields),
+        converters=tuple((i, col, fns) for i, col, fns in converters if fns),
+    )
