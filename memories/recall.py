@@ -250,12 +250,14 @@ def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
             last_seen_at=_aware(row.last_seen_at),
         )
         for row in rows
-    ]
+    ]  # the plan returns datetimes as stored: naive UTC ISO text
     return rows, {row.id: whole for row, whole in zip(rows, found, strict=True)}
 
 
-def _aware(value: datetime) -> datetime:
+def _aware(value: str | datetime) -> datetime:
     # Django keeps SQLite datetimes as naive UTC text; the ORM adds the zone on read.
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 

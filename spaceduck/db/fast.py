@@ -54,10 +54,11 @@ def fast_insert(instance: M) -> M:
 class ReadPlan:
     """How to read a model's rows with a hand-written SELECT and build instances from them.
 
-    ``columns`` lists every concrete column in field order; ``instance`` turns a
-    row selected with them into a model instance exactly as an ORM read would
-    (the same converters: aware datetimes, JSON, booleans), without compiling a
-    query. ``value`` converts one column of such a row.
+    ``columns`` lists every concrete column in field order, values as stored
+    (datetimes are ISO text); ``instance`` turns a row selected with them into a
+    model instance exactly as an ORM read would (the same converters: aware
+    datetimes, JSON, booleans), without compiling a query. ``value`` converts
+    one column of such a row.
     """
 
     columns: str
@@ -105,7 +106,11 @@ def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
         for i, col in enumerate(cols)
     )
     return ReadPlan(
-        columns=", ".join(wrapper.ops.quote_name(str(f.column)) for f in fields),
+        # The unary + drops each column's declared type, so the driver returns
+        # values as stored instead of running its per-type converters (a Python
+        # date parser per datetime of every fetched row, ~3 us each): the rows of
+        # all candidates are fetched, and only the winners become instances.
+        columns=", ".join("+" + wrapper.ops.quote_name(str(f.column)) for f in fields),
         names=tuple(f.attname for f in fields),
         converters=tuple((i, col, fns) for i, col, fns in converters if fns),
     )

@@ -1,0 +1,43 @@
+"""spaceduck.db.fast.read_plan: a hand-written SELECT builds the same instances as the ORM."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+
+from memories.models import Memory
+from memories.services import memory_create
+from spaceduck.db.fast import read_plan
+
+pytestmark = pytest.mark.django_db
+
+
+def test_instances_from_a_plan_equal_orm_reads() -> None:
+    memory = memory_create(
+        namespace="user:alice",
+        kind="episode",
+        content="Alice ran the Boston marathon.",
+        tags=["sport", "travel"],
+        occurred_at=datetime(2023, 4, 17, 9, 30, tzinfo=UTC),
+        actor="t",
+    )
+    plan = read_plan(Memory)
+    with connection.cursor() as cursor:
+        row = cursor.execute(
+            f"SELECT {plan.columns} FROM memories_memory WHERE id = %s", [memory.pk]
+        ).fetchone()
+    built = plan.instance(Memory, row)
+    stored = Memory.objects.get(pk=memory.pk)
+    for field in Memory._meta.concrete_fields:
+        assert getattr(built, field.attname) == getattr(stored, field.attname), field.name
+    assert built.tags == ["sport", "travel"]
+    assert built.occurred_at == datetime(2023, 4, 17, 9, 30, tzinfo=UTC)
+    assert built.created_at.tzinfo is not None
+    assert built._state.adding is False
+    # One column on its own, converted the same way.
+    assert plan.value(row, plan.index("last_seen_at")) == stored.last_seen_at
+    built.content = "Alice ran the Boston marathon twice."
+    built.save(update_fields=["content"])  # a real instance: it saves
+    assert Memory.objects.get(pk=memory.pk).content.endswith("twice.")
