@@ -104,8 +104,13 @@ def _after_a_write_ms(
     return np.array(searched), np.array(alongside)
 
 
-def _numpy_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> list[int]:
-    scores = matrix @ query
+def _numpy_top_k(columns: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    """Exact top-k positions over a (dims, n) C-contiguous matrix of unit vectors.
+
+    One vector per column, as the vector cache keeps them: ``query @ columns``
+    is ~2x faster here than ``rows @ query`` over the same (n, dims) data.
+    """
+    scores = query @ columns
     top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
     return top[np.argsort(-scores[top])].tolist()
 
@@ -152,6 +157,7 @@ def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: 
     matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
     started = time.perf_counter()
     _insert(matrix, 1, lambda _: BENCH_NAMESPACE)
+    columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
     _insert(_unit_rows(rng, others, dims), size + 1, lambda i: f"user:other-{i % spread:04d}")
     build_s = time.perf_counter() - started
     asked = _unit_rows(rng, max(1, queries), dims)
@@ -165,15 +171,13 @@ def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: 
     print(f"cache load: {cold:.1f} ms (cold search), vec0 public SELECT alone: {public:.1f} ms")
     search, baseline = _timings_ms(
         lambda q: vector_index.search(BENCH_NAMESPACE, q, k),
-        lambda q: _numpy_top_k(matrix, q, k),
+        lambda q: _numpy_top_k(columns, q, k),
         queries=asked,
     )
     (knn,) = _timings_ms(lambda q: vector_index.knn(BENCH_NAMESPACE, q, k), queries=asked)
-    exact = all(
-        [i - 1 for i, _ in vector_index.search(BENCH_NAMESPACE, q, k)] == _numpy_top_k(matrix, q, k)
-        for q in asked
-    )
-    after_write, alongside = _after_a_write_ms(asked[:50], k, lambda q: _numpy_top_k(matrix, q, k))
+    found = [[i - 1 for i, _ in vector_index.search(BENCH_NAMESPACE, q, k)] for q in asked]
+    exact = all(ids == _numpy_top_k(columns, q, k) for ids, q in zip(found, asked, strict=True))
+    after_write, alongside = _after_a_write_ms(asked[:50], k, lambda q: _numpy_top_k(columns, q, k))
     for name, values in (("search", search), ("vec0 knn", knn), ("numpy baseline", baseline)):
         print(_line(name, values))
     print(
