@@ -77,3 +77,25 @@ def test_a_search_with_no_match_says_so_with_the_query_escaped(
     page = staff_client.get("/", {"namespace": "user:alice", "q": "<i>zzz</i>"}).content.decode()
     assert "<html" in page
     assert "matches <q>&lt;i&gt;zzz&lt;/i&gt;</q>" in page
+
+
+def test_the_viewer_shows_a_neighbour_bonus(staff_client: Client) -> None:
+    from memories.models import Memory
+    from memories.services import create_thread, save_message
+
+    thread = create_thread("user:alice")
+    asked = save_message(thread.pk, "user", "Where is the cello lesson?")
+    answered = save_message(thread.pk, "assistant", "It is in Leeds.")
+    question = memory_create(
+        namespace="user:alice", kind="episode", content="Where is the cello lesson?", actor="t"
+    )
+    answer = memory_create(
+        namespace="user:alice", kind="episode", content="The cello lesson is in Leeds.", actor="t"
+    )
+    Memory.objects.filter(pk=question.pk).update(source_message=asked, source_thread=thread)
+    Memory.objects.filter(pk=answer.pk).update(source_message=answered, source_thread=thread)
+    fragment = staff_client.get(
+        "/", {"namespace": "user:alice", "q": "cello lesson"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    assert f"from #{question.pk})" in fragment
+    assert f"from #{answer.pk})" in fragment
