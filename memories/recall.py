@@ -3,7 +3,9 @@
 1. vector list: exact KNN over the namespace's vectors (vector_index.search),
    clamp(top_k x 3, 30, 200) candidates;
 2. keyword list: FTS5 BM25 over title/content/summary/tags inside the
-   namespace, clamp(top_k x 2, 20, 100) candidates, the query as literal text;
+   namespace (keyword_index: per-namespace postings; words too common to
+   score cheaply are left out), clamp(top_k x 2, 20, 100) candidates, the
+   query as literal text;
 3. reciprocal rank fusion (k = 60) of the two lists, in Python;
 4. multipliers: importance (0.7 + 0.3 x importance), confidence
    (0.6 + 0.4 x confidence), recency max(0.5, decay) with age from
