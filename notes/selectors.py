@@ -136,6 +136,16 @@ def note_supersedes(notes: Iterable[Note]) -> dict[int, list[str]]:
     return result
 
 
+def review_queue() -> list[tuple[Note, list[Note]]]:
+    """Pending notes of every namespace (read contract), oldest first, each with the
+    notes it supersedes: what accepting it would hide."""
+    pending = list(list_notes(status=NoteStatus.PENDING))
+    edges = note_supersedes(pending)
+    wanted = {uid for uids in edges.values() for uid in uids}
+    targets = {note.uid: note for note in Note.objects.filter(uid__in=wanted)}
+    return [(note, [targets[uid] for uid in edges[note.pk] if uid in targets]) for note in pending]
+
+
 # --- search -------------------------------------------------------------------
 
 

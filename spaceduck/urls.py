@@ -8,5 +8,6 @@ from spaceduck.api import api
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("notes/", include("notes.urls")),
     path("", include("memories.urls")),
 ]

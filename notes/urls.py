@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from notes import views
+
+app_name = "notes"
+urlpatterns = [
+    path("review/", views.review, name="review"),
+    path("<str:uid>/decision/", views.decide, name="decide"),
+]
