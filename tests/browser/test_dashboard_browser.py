@@ -51,3 +51,18 @@ def test_a_staff_user_logs_in_and_filters_memories_without_a_reload(
     assert "keyword #1" in result
     assert "RRF" in result
     assert page.evaluate("window.__marker") == "same page"
+
+    # The approval gate for memories: a candidate waits for a person.
+    from memories.models import Memory
+
+    pending = memory_create(
+        namespace="user:bob", kind="fact", content="Bob may be moving to Oslo.", actor="t"
+    )
+    Memory.objects.filter(pk=pending.pk).update(status="candidate")
+    page.fill("#q", "")
+    page.select_option("#status", "candidate")
+    page.wait_for_selector(f"#memory-{pending.pk}.status-candidate")
+    page.locator(f"#memory-{pending.pk}").get_by_role("button", name="Approve").click()
+    page.wait_for_selector(f"#memory-{pending.pk}.status-active")
+    assert Memory.objects.get(pk=pending.pk).status == "active"
+    assert page.evaluate("window.__marker") == "same page"

@@ -99,3 +99,64 @@ def test_the_viewer_shows_a_neighbour_bonus(staff_client: Client) -> None:
     ).content.decode()
     assert f"from #{question.pk})" in fragment
     assert f"from #{answer.pk})" in fragment
+
+
+def candidate(content: str = "Alice might be vegetarian.") -> int:
+    from memories.models import Memory
+
+    memory = memory_create(namespace="user:alice", kind="fact", content=content, actor="t")
+    Memory.objects.filter(pk=memory.pk).update(status="candidate")
+    return memory.pk
+
+
+def test_the_viewer_filters_by_status_and_offers_the_gate_for_candidates(
+    staff_client: Client,
+) -> None:
+    pk = candidate()
+    memory_create(namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t")
+    fragment = staff_client.get(
+        "/", {"status": "candidate"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    assert "Alice might be vegetarian." in fragment
+    assert "Alice likes tea." not in fragment
+    assert f'hx-post="/memories/{pk}/decision/"' in fragment
+    everything = staff_client.get("/", {"status": "bogus"}).content.decode()  # ignored
+    assert "Alice likes tea." in everything
+
+
+def test_staff_approve_a_candidate_and_history_names_them(staff_client: Client) -> None:
+    from memories.models import Memory, MemoryEvent
+
+    pk = candidate()
+    response = staff_client.post(
+        f"/memories/{pk}/decision/", {"status": "active"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    assert response.content.decode().strip().startswith(f'<tr id="memory-{pk}"')
+    assert "status-active" in response.content.decode()
+    assert Memory.objects.get(pk=pk).status == "active"
+    event = MemoryEvent.objects.filter(memory_id=pk).last()
+    assert (event.event, event.actor) == ("promoted", "staff:staff")
+
+
+def test_staff_archive_a_candidate(staff_client: Client) -> None:
+    from memories.models import Memory
+
+    pk = candidate()
+    response = staff_client.post(f"/memories/{pk}/decision/", {"status": "archived"})
+    assert "status-archived" in response.content.decode()
+    assert Memory.objects.get(pk=pk).status == "archived"
+
+
+def test_memory_decisions_refuse_bad_input(client: Client, staff_client: Client) -> None:
+    from memories.models import Memory
+
+    pk = candidate()
+    bad = staff_client.post(f"/memories/{pk}/decision/", {"status": "deleted"})
+    assert bad.status_code == 422
+    assert "active (approve/restore) or archived" in bad.content.decode()
+    missing = staff_client.post("/memories/999999/decision/", {"status": "active"})
+    assert (missing.status_code, missing.content.decode()) == (404, "memory 999999 not found")
+    assert staff_client.get(f"/memories/{pk}/decision/").status_code == 405
+    assert client.post(f"/memories/{pk}/decision/", {"status": "active"}).status_code == 302
+    assert Memory.objects.get(pk=pk).status == "candidate"
