@@ -42,6 +42,7 @@ class MemoryOut(Schema):
     content: str
     summary: str
     tags: list[str]
+    context: str = Field("", description="Where it was learnt; keyword-searched, not embedded.")
     importance: float
     confidence: float
     status: str

@@ -53,6 +53,8 @@ class WriteContext:
     scope: str = "global"
     scope_id: str = ""
     max_memory_writes: int | None = None
+    # Memory.context of what this write stores: where it was learnt.
+    context: str = ""
     now: datetime = field(default_factory=timezone.now)
 
 
@@ -120,6 +122,7 @@ def _new_memory(candidate: Candidate, ctx: WriteContext) -> Memory:
         content=candidate.content,
         summary=candidate.summary,
         tags=candidate.tags,
+        context=ctx.context,
         importance=candidate.importance,
         confidence=candidate.confidence,
         status=initial_status(candidate.confidence),

@@ -116,6 +116,10 @@ class Memory(models.Model):
     content = models.TextField()
     summary = models.TextField(blank=True)
     tags = models.JSONField(default=list, blank=True)
+    # Where it was learnt: the previous message and the source message's own
+    # words. Keyword-searched (a memory is also found by how it was said), but
+    # neither embedded nor put into an agent's context block.
+    context = models.TextField(blank=True, default="")
     importance = models.FloatField(default=0.5)
     confidence = models.FloatField(default=0.8)
     status = models.CharField(

@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.dedup import WriteContext, commit_candidate
+from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import propose
 from memories.extraction.types import Source, Verdict
 from memories.models import Extraction, Message, SourceType
@@ -113,8 +114,35 @@ def _extract(record: Extraction) -> list[Verdict]:
         task_id=record.task_id,
         skill_id=record.skill_id,
         max_memory_writes=record.max_memory_writes,
+        context=learnt_from(message, source) if kept else "",
     )
     return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
+
+
+# The message before, in thread order (created_at, id): one seek on the thread index.
+_PREVIOUS_SQL = (
+    "SELECT content FROM memories_message WHERE thread_id = %s AND (created_at, id) < (%s, %s) "
+    "ORDER BY created_at DESC, id DESC LIMIT 1"
+)
+MAX_CONTEXT_CHARS = 2_000
+
+
+def learnt_from(message: Message, source: Source) -> str:
+    """Memory.context for what ``message`` teaches: the previous message, then its own text.
+
+    A fact is often the answer to the turn before ("Yes, the aisle seat."), and
+    the user's own words differ from the stored phrasing; both make the memory
+    findable by keyword. Recalled blocks are stripped, as for extraction, so
+    recalled text never comes back as context.
+    """
+    with connection.cursor() as cursor:
+        row = cursor.execute(
+            _PREVIOUS_SQL, [message.thread_id, _db_time(message.created_at), message.pk]
+        ).fetchone()
+    before = strip_recalled(text_of(json.loads(row[0]))) if row else ""
+    own = strip_recalled(source.text)
+    text = " ".join(part for part in (before.strip(), own.strip()) if part)
+    return text[:MAX_CONTEXT_CHARS]
 
 
 def run_extraction(extraction_id: int) -> Extraction | None:

@@ -13,9 +13,10 @@ turn is also stored as one memory (no extraction), kind ``episode``:
 - ``content``: ``"[<session date>] <speaker>: <text>"`` plus
   ``" [shares a photo: <caption>]"`` when the turn has a ``blip_caption``;
   this is what the embedder sees (``services.embedding_text``), in batches of 64;
-- ``summary``: the previous turn of the same session, ``"<speaker>: <text>"``
-  (empty for a session's first turn): the context the turn answers or
-  continues. Like every summary it is full-text indexed but not embedded;
+- ``context``: the previous turn of the same session, ``"<speaker>: <text>"``
+  (empty for a session's first turn): what the turn answers or continues.
+  As for memories the extraction pipeline stores (where it puts the previous
+  message and the source message), it is keyword-searched, not embedded;
 - ``occurred_at``: the session date; ``source_thread`` / ``source_message``:
   the session's thread and the turn's message, which recall's neighbour bonus
   uses (hits from adjacent messages of one thread lift each other).
@@ -157,7 +158,7 @@ def store(namespace: str, rows: list[Turn]) -> dict[int, str]:
                 namespace=namespace,
                 kind="episode",
                 content=turn.content,
-                summary=turn.previous,
+                context=turn.previous,
                 content_hash=content_hash(turn.content),
                 occurred_at=turn.occurred_at,
                 source_type=SourceType.USER_MESSAGE,

@@ -114,3 +114,20 @@ def test_moving_a_memory_to_another_namespace_moves_its_index_terms() -> None:
     assert fts_ids("sails") == []
     assert fts_ids("sails", namespace="user:carol") == [memory.pk]
     fts_integrity_ok()
+
+
+def test_context_is_keyword_indexed_but_not_embedded() -> None:
+    memory = memory_create(
+        namespace="user:alice",
+        kind="fact",
+        content="Alice prefers the aisle.",
+        context="Window or aisle seat for the Lisbon flight?",
+        actor="t",
+    )
+    assert fts_ids("lisbon flight") == [memory.pk]
+    own = get_embedder().embed(["Alice prefers the aisle."])[0]
+    (best,) = vector_index.knn("user:alice", own, 1)
+    assert best == (memory.pk, pytest.approx(1.0, abs=1e-5))  # the vector is the content's
+    Memory.objects.filter(pk=memory.pk).update(context="")
+    assert fts_ids("lisbon") == []
+    fts_integrity_ok()
