@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from memories import keyword_index, vector_index
 from memories.models import Memory, MemoryStatus
+from memories.selectors import message_neighbours
 from memories.staleness import decay, reactivate
 from spaceduck.db.fast import read_plan
 from spaceduck.fts import MAX_TERMS, index_words
@@ -331,29 +332,6 @@ def recall(query: RecallQuery) -> list[RecallHit]:
         if hit.memory.status == MemoryStatus.STALE:
             reactivate(hit.memory, actor="recall", reason="recalled while stale")
     return hits
-
-
-# Each given message with the one before and after it in its thread (order:
-# created_at, id), two seeks on the (thread, created_at, id) index per message.
-_NEIGHBOURS_SQL = (
-    "SELECT m.id, "
-    "(SELECT p.id FROM memories_message p WHERE p.thread_id = m.thread_id "
-    "AND (p.created_at, p.id) < (m.created_at, m.id) ORDER BY p.created_at DESC, p.id DESC "
-    "LIMIT 1), "
-    "(SELECT n.id FROM memories_message n WHERE n.thread_id = m.thread_id "
-    "AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1) "
-    "FROM memories_message m WHERE m.id IN ({})"
-)
-
-
-def message_neighbours(message_ids: set[str]) -> dict[str, tuple[str | None, str | None]]:
-    """message id -> (previous, next) message id in its thread; None at either end."""
-    if not message_ids:
-        return {}
-    ids = sorted(message_ids)
-    with connection.cursor() as cursor:
-        rows = cursor.execute(_NEIGHBOURS_SQL.format(", ".join(["%s"] * len(ids))), ids)
-        return {str(m): (p, n) for m, p, n in rows.fetchall()}
 
 
 def _add_neighbour_bonus(scored: list[tuple[_Row, Explanation]]) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -226,3 +229,40 @@ def _before(cursor: tuple[datetime, str]) -> Q:
 def _after(cursor: tuple[datetime, str]) -> Q:
     created_at, message_id = cursor
     return Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=message_id)
+
+
+# --- Thread order: (created_at, id) ------------------------------------------------
+# The message before / after a point in a thread: one seek each on the
+# (thread, created_at, id) index. Raw SQL: both run on hot paths (recall, extraction).
+_BEFORE = (
+    "SELECT {column} FROM memories_message p WHERE p.thread_id = {thread} "
+    "AND (p.created_at, p.id) < ({at}, {id}) ORDER BY p.created_at DESC, p.id DESC LIMIT 1"
+)
+_AFTER = (
+    "SELECT {column} FROM memories_message p WHERE p.thread_id = {thread} "
+    "AND (p.created_at, p.id) > ({at}, {id}) ORDER BY p.created_at, p.id LIMIT 1"
+)
+_AROUND = {"column": "p.id", "thread": "m.thread_id", "at": "m.created_at", "id": "m.id"}
+_NEIGHBOURS_SQL = (
+    f"SELECT m.id, ({_BEFORE.format(**_AROUND)}), ({_AFTER.format(**_AROUND)}) "
+    "FROM memories_message m WHERE m.id IN ({marks})"
+)
+_PREVIOUS_CONTENT_SQL = _BEFORE.format(column="p.content", thread="%s", at="%s", id="%s")
+
+
+def message_neighbours(message_ids: set[str]) -> dict[str, tuple[str | None, str | None]]:
+    """message id -> (previous, next) message id in its thread; None at either end."""
+    if not message_ids:
+        return {}
+    ids = sorted(message_ids)
+    with connection.cursor() as cursor:
+        rows = cursor.execute(_NEIGHBOURS_SQL.format(marks=", ".join(["%s"] * len(ids))), ids)
+        return {str(m): (p, n) for m, p, n in rows.fetchall()}
+
+
+def previous_message_content(message: Message) -> Any:
+    """The content (decoded JSON) of the message before ``message`` in its thread, or None."""
+    at = connection.ops.adapt_datetimefield_value(message.created_at)
+    with connection.cursor() as cursor:
+        row = cursor.execute(_PREVIOUS_CONTENT_SQL, [message.thread_id, at, message.pk]).fetchone()
+    return None if row is None else json.loads(row[0])

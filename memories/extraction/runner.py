@@ -25,6 +25,7 @@ from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import propose
 from memories.extraction.types import Source, Verdict
 from memories.models import Extraction, Message, SourceType
+from memories.selectors import previous_message_content
 from memories.token_estimate import text_of
 from spaceduck.providers import ProviderError, get_chat, get_embedder
 
@@ -119,11 +120,6 @@ def _extract(record: Extraction) -> list[Verdict]:
     return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
 
 
-# The message before, in thread order (created_at, id): one seek on the thread index.
-_PREVIOUS_SQL = (
-    "SELECT content FROM memories_message WHERE thread_id = %s AND (created_at, id) < (%s, %s) "
-    "ORDER BY created_at DESC, id DESC LIMIT 1"
-)
 MAX_CONTEXT_CHARS = 2_000
 
 
@@ -135,11 +131,8 @@ def learnt_from(message: Message, source: Source) -> str:
     findable by keyword. Recalled blocks are stripped, as for extraction, so
     recalled text never comes back as context.
     """
-    with connection.cursor() as cursor:
-        row = cursor.execute(
-            _PREVIOUS_SQL, [message.thread_id, _db_time(message.created_at), message.pk]
-        ).fetchone()
-    before = strip_recalled(text_of(json.loads(row[0]))) if row else ""
+    previous = previous_message_content(message)
+    before = strip_recalled(text_of(previous)) if previous is not None else ""
     own = strip_recalled(source.text)
     text = " ".join(part for part in (before.strip(), own.strip()) if part)
     return text[:MAX_CONTEXT_CHARS]

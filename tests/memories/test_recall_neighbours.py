@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from memories.models import Memory, Message, Thread
-from memories.recall import NEIGHBOUR_WEIGHT, RecallHit, RecallQuery, message_neighbours, recall
+from memories.recall import NEIGHBOUR_WEIGHT, RecallHit, RecallQuery, recall
+from memories.selectors import message_neighbours
 from memories.services import create_thread, memory_create, save_message
 
 pytestmark = pytest.mark.django_db
