@@ -22,41 +22,47 @@ _0007 = import_module("memories.migrations.0007_fts_namespace")
 REVERSE = _0007.fts_sql(_0007.COLUMNS, _0007.NEW_COLUMNS, _0007.OLD_COLUMNS)
 
 COLUMNS = ("title", "content", "summary", "tags")
-TERMS = ", ".join(f"spaceduck_terms({{row}}.namespace, {{row}}.{c})" for c in COLUMNS)
-NAMES = ", ".join(COLUMNS)
 
-FORWARD = [
-    "DROP TRIGGER IF EXISTS memories_fts_ai",
-    "DROP TRIGGER IF EXISTS memories_fts_ad",
-    "DROP TRIGGER IF EXISTS memories_fts_au",
-    "DROP TABLE IF EXISTS memories_fts",
-    f"""
-    CREATE VIRTUAL TABLE memories_fts USING fts5(
-        {NAMES}, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
-    )
-    """,
-    f"""
-    CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories_memory BEGIN
-        INSERT INTO memories_fts(rowid, {NAMES}) VALUES (new.id, {TERMS.format(row="new")});
-    END
-    """,
-    """
-    CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories_memory BEGIN
-        DELETE FROM memories_fts WHERE rowid = old.id;
-    END
-    """,
-    f"""
-    CREATE TRIGGER memories_fts_au AFTER UPDATE OF title, content, summary, tags, namespace
-    ON memories_memory BEGIN
-        DELETE FROM memories_fts WHERE rowid = old.id;
-        INSERT INTO memories_fts(rowid, {NAMES}) VALUES (new.id, {TERMS.format(row="new")});
-    END
-    """,
-    f"""
-    INSERT INTO memories_fts(rowid, {NAMES})
-    SELECT id, {TERMS.format(row="memories_memory")} FROM memories_memory
-    """,
-]
+
+def fts_sql(columns: tuple[str, ...]) -> list[str]:
+    """The keyword index over ``columns`` (0009 adds ``context``), rebuilt from the rows."""
+    terms = ", ".join(f"spaceduck_terms({{row}}.namespace, {{row}}.{c})" for c in columns)
+    names = ", ".join(columns)
+    return [
+        "DROP TRIGGER IF EXISTS memories_fts_ai",
+        "DROP TRIGGER IF EXISTS memories_fts_ad",
+        "DROP TRIGGER IF EXISTS memories_fts_au",
+        "DROP TABLE IF EXISTS memories_fts",
+        f"""
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            {names}, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+        )
+        """,
+        f"""
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories_memory BEGIN
+            INSERT INTO memories_fts(rowid, {names}) VALUES (new.id, {terms.format(row="new")});
+        END
+        """,
+        """
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories_memory BEGIN
+            DELETE FROM memories_fts WHERE rowid = old.id;
+        END
+        """,
+        f"""
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF {names}, namespace
+        ON memories_memory BEGIN
+            DELETE FROM memories_fts WHERE rowid = old.id;
+            INSERT INTO memories_fts(rowid, {names}) VALUES (new.id, {terms.format(row="new")});
+        END
+        """,
+        f"""
+        INSERT INTO memories_fts(rowid, {names})
+        SELECT id, {terms.format(row="memories_memory")} FROM memories_memory
+        """,
+    ]
+
+
+FORWARD = fts_sql(COLUMNS)
 
 
 class Migration(migrations.Migration):

@@ -15,43 +15,6 @@ _0008 = import_module("memories.migrations.0008_fts_namespace_terms")
 COLUMNS = ("title", "content", "summary", "tags", "context")
 
 
-def fts_sql(columns: tuple[str, ...]) -> list[str]:
-    terms = ", ".join(f"spaceduck_terms({{row}}.namespace, {{row}}.{c})" for c in columns)
-    names = ", ".join(columns)
-    return [
-        "DROP TRIGGER IF EXISTS memories_fts_ai",
-        "DROP TRIGGER IF EXISTS memories_fts_ad",
-        "DROP TRIGGER IF EXISTS memories_fts_au",
-        "DROP TABLE IF EXISTS memories_fts",
-        f"""
-        CREATE VIRTUAL TABLE memories_fts USING fts5(
-            {names}, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
-        )
-        """,
-        f"""
-        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories_memory BEGIN
-            INSERT INTO memories_fts(rowid, {names}) VALUES (new.id, {terms.format(row="new")});
-        END
-        """,
-        """
-        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories_memory BEGIN
-            DELETE FROM memories_fts WHERE rowid = old.id;
-        END
-        """,
-        f"""
-        CREATE TRIGGER memories_fts_au AFTER UPDATE OF {names}, namespace
-        ON memories_memory BEGIN
-            DELETE FROM memories_fts WHERE rowid = old.id;
-            INSERT INTO memories_fts(rowid, {names}) VALUES (new.id, {terms.format(row="new")});
-        END
-        """,
-        f"""
-        INSERT INTO memories_fts(rowid, {names})
-        SELECT id, {terms.format(row="memories_memory")} FROM memories_memory
-        """,
-    ]
-
-
 class Migration(migrations.Migration):
     dependencies = [("memories", "0008_fts_namespace_terms")]
 
@@ -72,5 +35,5 @@ class Migration(migrations.Migration):
                 )
             ],
         ),
-        migrations.RunSQL(fts_sql(COLUMNS), reverse_sql=_0008.FORWARD),
+        migrations.RunSQL(_0008.fts_sql(COLUMNS), reverse_sql=_0008.FORWARD),
     ]
