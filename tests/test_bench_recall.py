@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
 
-from django.core.management import call_command
+import pytest
+from django.core.management import CommandError, call_command
 
 from spaceduck.benchmarks.locomo import evidence_ids, turns
 
@@ -108,3 +109,26 @@ def test_locomo_turn_contents_and_evidence_ids() -> None:
     assert rows[2].content.endswith("Look at my painting. [shares a photo: a photo of a sunset]")
     assert rows[2].occurred_at == datetime(2023, 6, 9, 10, 0, tzinfo=UTC)
     assert evidence_ids(["D8:6; D9:17", "D:11:26", "D"]) == {"D8:6", "D9:17", "D11:26"}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "no such file"),
+        ("not json {", "is not JSON"),
+        ('{"conversation": {}}', "is not LoCoMo data"),
+        ("[]", "is not LoCoMo data"),
+    ],
+)
+def test_bench_locomo_says_where_to_get_the_data_when_the_file_is_wrong(
+    tmp_path: Path, content: str | None, says: str
+) -> None:
+    path = tmp_path / "locomo.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(CommandError) as caught:
+        call_command("bench", "locomo", str(path), "--embedder", "hash", stdout=StringIO())
+    message = str(caught.value)
+    assert says in message
+    assert "snap-research/LoCoMo" in message
+    assert "CC BY-NC 4.0" in message

@@ -1,7 +1,16 @@
 """Retrieval quality on LoCoMo: evidence recall@k of vector-only, keyword-only and hybrid recall.
 
-``python manage.py bench locomo ../shared/data/locomo/locomo-dev.json [--embedder local|hash]
-[--k 5,10]``
+``python manage.py bench locomo PATH [--embedder local|hash] [--k 5,10] [--limit N]``
+
+PATH is a LoCoMo JSON file. The data set is not part of this repository: it is
+LoCoMo (Maharana et al., 2024, "Evaluating Very Long-Term Conversational Memory
+of LLM Agents"), published by snap-research in the GitHub repository
+snap-research/LoCoMo as ``data/locomo10.json`` (ten conversations) under
+CC BY-NC 4.0 (non-commercial use, attribution). Any file with the same shape
+works: a list of samples, each with a ``conversation`` (``session_<n>`` turn
+lists and ``session_<n>_date_time``) and a ``qa`` list (``question``,
+``evidence`` dia_ids, ``category``). Keep the conversations you tune on apart
+from the ones you report.
 
 Runs in a child process on a throw-away database (see scratch.py) with the
 chosen embedder. Each conversation gets its own namespace
@@ -60,14 +69,44 @@ _SESSION = re.compile(r"session_(\d+)$")
 _DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 
 
+GET_THE_DATA = (
+    "LoCoMo is not shipped with spaceduck: download data/locomo10.json from the GitHub "
+    "repository snap-research/LoCoMo (CC BY-NC 4.0) and pass its path"
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", help="LoCoMo JSON (a list of conversations with qa)")
+    parser.add_argument(
+        "path", help=f"LoCoMo JSON (a list of conversations with qa). {GET_THE_DATA}."
+    )
     parser.add_argument("--embedder", default="local", choices=["local", "hash"])
     parser.add_argument("--k", default="5,10", help="cut-offs for recall@k")
     parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
 
 
+def check_data(path: Path) -> list[dict[str, Any]]:
+    """The samples in ``path``, or a CommandError that says what is wrong and where to get it."""
+    from django.core.management import CommandError
+
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file. {GET_THE_DATA}.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CommandError(f"{path} is not JSON ({exc}). {GET_THE_DATA}.") from None
+    shaped = isinstance(data, list) and all(
+        isinstance(s, dict) and isinstance(s.get("conversation"), dict) and "qa" in s for s in data
+    )
+    if not shaped or not data:
+        raise CommandError(
+            f"{path} is not LoCoMo data: expected a list of samples with "
+            f'"conversation" and "qa". {GET_THE_DATA}.'
+        )
+    return data
+
+
 def run(options: dict[str, Any], stdout: Writer) -> None:
+    check_data(Path(options["path"]))
     path = str(Path(options["path"]).resolve())
     args = [path, str(options["k"]), str(options["limit"])]
     run_child(

@@ -51,8 +51,9 @@ def embedder() -> LocalMiniLMEmbedder:
 
 @pytest.fixture(scope="module")
 def reference() -> dict[str, Any]:
-    path = Path(settings.BASE_DIR).parent / "shared" / "data" / "embeddings"
-    return json.loads((path / "minilm-reference.json").read_text(encoding="utf-8"))
+    # Vectors sentence-transformers produced for these texts (how: the file's "produced_with").
+    path = Path(settings.BASE_DIR) / "tests" / "data" / "minilm-reference.json"
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
