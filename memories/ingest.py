@@ -82,17 +82,9 @@ def memory_write(
     max_memory_writes: int | None = None,
 ) -> Verdict:
     """A memory from an agent that extracts for itself: same gate, guard, injection, dedup."""
-    if not settings.MEMORY_ENABLED:
-        raise InvalidInput("long-term memory is disabled on this server (SPACEDUCK_MEMORY_ENABLED)")
-    source = Source(
-        role="user", text=candidate.content, source_type="api", task_id=task_id, skill_id=skill_id
-    )
-    accepted, rejected = gate.validate([candidate])
-    if rejected:
-        return rejected[0]
-    reason = candidate_rejection(candidate, source)
-    if reason is not None:
-        return Verdict(candidate, "rejected", reason)
+    refused = memory_write_check(candidate, task_id=task_id, skill_id=skill_id)
+    if refused is not None:
+        return refused
     ctx = WriteContext(
         namespace=namespace,
         actor=actor,
@@ -103,4 +95,27 @@ def memory_write(
         scope_id=scope_id,
         max_memory_writes=max_memory_writes,
     )
-    return commit_candidate(accepted[0], ctx)
+    return commit_candidate(candidate, ctx)
+
+
+def memory_write_check(
+    candidate: Candidate, *, task_id: str = "", skill_id: str = ""
+) -> Verdict | None:
+    """The checks of a direct write that need no database: memory switched on, the gate,
+    the guard and the injection firewall. None when the candidate may go on to dedup.
+
+    Normalises the candidate in place (the gate trims and canonicalises fields), as the
+    write itself would. Forms call it to show a refusal beside the input.
+    """
+    if not settings.MEMORY_ENABLED:
+        raise InvalidInput("long-term memory is disabled on this server (SPACEDUCK_MEMORY_ENABLED)")
+    source = Source(
+        role="user", text=candidate.content, source_type="api", task_id=task_id, skill_id=skill_id
+    )
+    accepted, rejected = gate.validate([candidate])
+    if rejected:
+        return rejected[0]
+    reason = candidate_rejection(accepted[0], source)
+    if reason is not None:
+        return Verdict(candidate, "rejected", reason)
+    return None

@@ -8,6 +8,7 @@ the dashboard and the CLI.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -116,6 +117,30 @@ def memory_reverse_supersession(*, memory: Memory, actor: str, reason: str = "")
     return memory
 
 
+def status_change_error(current: str, new: str) -> str | None:
+    """Why ``current`` -> ``new`` is not a status change a person or agent may make, or None.
+
+    The rules of memory_set_status, without side effects: forms ask first, so a
+    refused change is a message beside the field instead of a failed save.
+    """
+    if new == current:
+        return None
+    if new == MemoryStatus.ARCHIVED:
+        return None
+    if new == MemoryStatus.ACTIVE and current in (
+        MemoryStatus.CANDIDATE,
+        MemoryStatus.ARCHIVED,
+        MemoryStatus.SUPERSEDED,
+    ):
+        return None
+    if new == MemoryStatus.ACTIVE:
+        return (
+            f"a {current} memory cannot be made active by hand; "
+            "only candidate, archived or superseded ones"
+        )
+    return f"status can be set to active (approve/restore) or archived, not {new!r}"
+
+
 def memory_set_status(*, memory: Memory, status: str, actor: str, can_approve: bool) -> Memory:
     if status == "active" and memory.status == MemoryStatus.CANDIDATE:
         return memory_approve(memory=memory, actor=actor, can_approve=can_approve)
@@ -124,6 +149,63 @@ def memory_set_status(*, memory: Memory, status: str, actor: str, can_approve: b
     if status == "active":
         return memory_restore(memory=memory, actor=actor)
     raise InvalidInput(f"status can be set to active (approve/restore) or archived, not {status!r}")
+
+
+# What a person can do to many memories at once (the review queue, admin actions).
+BULK_DECISIONS = {"approve", "reject", "archive", "restore"}
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    changed: list[int]
+    skipped: dict[int, str]  # memory id -> why it was left as it was
+
+
+def memories_decide(
+    *, memory_ids: Iterable[int], decision: str, actor: str, can_approve: bool
+) -> BulkOutcome:
+    """Approve (candidate -> active), reject (candidate -> archived), archive or restore
+    each memory; one that does not allow it is skipped with the reason, the others change."""
+    if decision not in BULK_DECISIONS:
+        raise InvalidInput(f"decision must be one of {', '.join(sorted(BULK_DECISIONS))}")
+    if decision == "approve" and not can_approve:
+        raise PermissionDenied("making a candidate memory active needs the 'approve' permission")
+    ids = sorted({int(i) for i in memory_ids})
+    if not ids:
+        raise InvalidInput("choose at least one memory")
+    found = {m.pk: m for m in Memory.objects.filter(pk__in=ids)}
+    changed: list[int] = []
+    skipped: dict[int, str] = {}
+    for memory_id in ids:
+        memory = found.get(memory_id)
+        if memory is None:
+            skipped[memory_id] = "does not exist"
+            continue
+        why = _decision_error(memory, decision)
+        if why is not None:
+            skipped[memory_id] = why
+            continue
+        if decision == "approve":
+            memory_approve(memory=memory, actor=actor, can_approve=can_approve)
+        elif decision == "restore":
+            memory_restore(memory=memory, actor=actor)
+        else:
+            memory_archive(memory=memory, actor=actor, reason=f"{decision}ed")
+        changed.append(memory_id)
+    return BulkOutcome(changed=changed, skipped=skipped)
+
+
+def _decision_error(memory: Memory, decision: str) -> str | None:
+    if decision in ("approve", "reject") and memory.status != MemoryStatus.CANDIDATE:
+        return f"is {memory.status}, not a candidate"
+    if decision == "archive" and memory.status == MemoryStatus.ARCHIVED:
+        return "is archived already"
+    if decision == "restore" and memory.status not in (
+        MemoryStatus.ARCHIVED,
+        MemoryStatus.SUPERSEDED,
+    ):
+        return f"is {memory.status}; only archived or superseded memories can be restored"
+    return None
 
 
 def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memory:

@@ -51,6 +51,9 @@ RECENCY_FLOOR = 0.5
 # Share of a neighbouring hit's fused score added to a hit (see _add_neighbour_bonus).
 # Measured on LoCoMo (bench locomo): 0.1 helped recall@5 most; 0.25 and more hurt.
 NEIGHBOUR_WEIGHT = 0.1
+# Below this cosine, a hit with no keyword match is a weak match (RecallHit.weak).
+# MiniLM puts unrelated sentences at 0.0-0.25 and paraphrases at 0.5 and more.
+WEAK_COSINE = 0.3
 
 
 def clamp(value: int, low: int, high: int) -> int:
@@ -119,6 +122,14 @@ class RecallHit:
     score: float
     match_source: str
     explanation: Explanation = field(repr=False)
+
+    @property
+    def weak(self) -> bool:
+        """Its only evidence is a distant vector neighbour: no query word matched and the
+        cosine is below WEAK_COSINE. Vector search always returns *something*; people
+        reviewing results should see such hits apart, not as answers."""
+        e = self.explanation
+        return e.keyword_rank is None and (e.cosine is None or e.cosine < WEAK_COSINE)
 
 
 # Function words that carry no topic: dropped from the keyword query (when

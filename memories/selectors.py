@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memories.models import Fact, Memory, MemoryEvent, Message, Thread
+from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from spaceduck.errors import InvalidInput, NotFound
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
 
@@ -266,3 +267,178 @@ def previous_message_content(message: Message) -> Any:
     with connection.cursor() as cursor:
         row = cursor.execute(_PREVIOUS_CONTENT_SQL, [message.thread_id, at, message.pk]).fetchone()
     return None if row is None else json.loads(row[0])
+
+
+# --- The memory viewer: filtered pages in (updated_at, id) order -------------------
+# Keyset pagination: a page starts after (or before) the last row seen, so page 50
+# costs what page 1 costs; OFFSET would read and skip every earlier row.
+
+VIEWER_PAGE_SIZE = 50
+COUNT_CAP = 10_000  # counting stops here: "10,000+" is as useful as the exact number
+_AFTER_SQL = "(memories_memory.updated_at, memories_memory.id) < (%s, %s)"
+_BEFORE_SQL = "(memories_memory.updated_at, memories_memory.id) > (%s, %s)"
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """The viewer's filters; a blank value does not filter."""
+
+    namespace: str = ""
+    kind: str = ""
+    status: str = ""
+    scope: str = ""
+    source_type: str = ""
+    task_id: str = ""
+    skill_id: str = ""
+    procedure_subtype: str = ""
+
+    def queryset(self) -> QuerySet[Memory]:
+        columns = {
+            "namespace": self.namespace,
+            "kind": self.kind,
+            "status": self.status,
+            "scope": self.scope,
+            "source_type": self.source_type,
+            "source_task_id": self.task_id,
+            "source_skill_id": self.skill_id,
+            "procedure_subtype": self.procedure_subtype,
+        }
+        return Memory.objects.filter(**{name: value for name, value in columns.items() if value})
+
+
+@dataclass(frozen=True)
+class PageCursor:
+    """A position in newest-first order, written ``<updated_at in µs since 1970>-<id>``."""
+
+    updated_at: datetime
+    id: int
+
+    def encode(self) -> str:
+        micros = (self.updated_at - _EPOCH) // timedelta(microseconds=1)
+        return f"{micros}-{self.id}"
+
+    @classmethod
+    def decode(cls, raw: str) -> PageCursor:
+        micros, _, memory_id = raw.partition("-")
+        try:
+            return cls(_EPOCH + timedelta(microseconds=int(micros)), int(memory_id))
+        except (ValueError, OverflowError):
+            raise InvalidInput(f"page cursor {raw[:40]!r} is not one this viewer wrote") from None
+
+    @classmethod
+    def of(cls, memory: Memory) -> PageCursor:
+        return cls(memory.updated_at, memory.pk)
+
+    def sql_params(self) -> list[object]:
+        return [connection.ops.adapt_datetimefield_value(self.updated_at), self.id]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class MemoryPage:
+    memories: list[Memory]
+    older: PageCursor | None  # where the next (older) page starts, None on the last page
+    newer: PageCursor | None  # where the previous (newer) page ends, None on the first page
+
+
+def memory_page(
+    *,
+    filters: MemoryFilter,
+    after: PageCursor | None = None,
+    before: PageCursor | None = None,
+    size: int = VIEWER_PAGE_SIZE,
+) -> MemoryPage:
+    """One page of memories, newest ``updated_at`` first, strictly after (older than)
+    ``after`` or strictly before (newer than) ``before``."""
+    queryset = filters.queryset()
+    if before is not None:
+        rows = list(
+            queryset.extra(where=[_BEFORE_SQL], params=before.sql_params()).order_by(
+                "updated_at", "id"
+            )[: size + 1]
+        )
+        more_newer = len(rows) > size
+        memories = rows[:size][::-1]
+        return MemoryPage(
+            memories,
+            older=PageCursor.of(memories[-1]) if memories else None,
+            newer=PageCursor.of(memories[0]) if memories and more_newer else None,
+        )
+    if after is not None:
+        queryset = queryset.extra(where=[_AFTER_SQL], params=after.sql_params())
+    rows = list(queryset.order_by("-updated_at", "-id")[: size + 1])
+    memories = rows[:size]
+    return MemoryPage(
+        memories,
+        older=PageCursor.of(memories[-1]) if len(rows) > size else None,
+        newer=PageCursor.of(memories[0]) if after is not None and memories else None,
+    )
+
+
+def memory_count(*, filters: MemoryFilter, cap: int = COUNT_CAP) -> tuple[int, bool]:
+    """How many memories match, counting no further than ``cap``: (count, capped)."""
+    counted = filters.queryset().order_by().values("id")[: cap + 1].count()
+    return min(counted, cap), counted > cap
+
+
+def memory_namespaces() -> list[str]:
+    """Every namespace holding memories (DISTINCT over the namespace index)."""
+    return list(Memory.objects.order_by("namespace").values_list("namespace", flat=True).distinct())
+
+
+# --- A memory's page: where it came from ---------------------------------------------
+
+
+@dataclass
+class Provenance:
+    message: Message | None  # the message it was learnt from (None: written directly)
+    thread: Thread | None
+    extraction: Extraction | None  # the extraction of that message
+    verdict: dict[str, Any] | None  # this memory's candidate in that extraction
+
+
+def memory_provenance(memory: Memory) -> Provenance:
+    message = memory.source_message
+    thread = memory.source_thread or (message.thread if message is not None else None)
+    extraction = verdict = None
+    if memory.source_message_id is not None:
+        extraction, verdict = _extraction_of(memory, memory.source_message_id)
+    return Provenance(message, thread, extraction, verdict)
+
+
+def _extraction_of(
+    memory: Memory, message_id: str
+) -> tuple[Extraction | None, dict[str, Any] | None]:
+    """The source message's extraction that created (or matched) this memory."""
+    records = Extraction.objects.filter(message_id=message_id).order_by("-created_at", "-id")
+    for record in records[:5]:
+        for verdict in record.candidates or []:
+            if memory.pk in (verdict.get("memory_id"), verdict.get("matched_memory_id")):
+                return record, verdict
+    return next(iter(records[:1]), None), None
+
+
+def candidate_verdicts(memories: Iterable[Memory]) -> dict[int, dict[str, Any]]:
+    """memory id -> its candidate in its source message's extraction (one query)."""
+    wanted = {m.pk: m.source_message_id for m in memories if m.source_message_id}
+    found: dict[int, dict[str, Any]] = {}
+    records = Extraction.objects.filter(message_id__in=set(wanted.values())).only("candidates")
+    for record in records:
+        for verdict in record.candidates or []:
+            memory_id = verdict.get("memory_id")
+            if memory_id in wanted:
+                found.setdefault(memory_id, verdict)
+    return found
+
+
+def memory_tombstone(*, memory_id: int) -> MemoryEvent | None:
+    """The event that deleted this memory, when it was deleted (or purged)."""
+    ends = (MemoryEvent.Event.DELETED, MemoryEvent.Event.PURGED)
+    return memory_history(memory_id=memory_id).filter(event__in=ends).last()
+
+
+def memory_review_count() -> int:
+    """Candidates waiting for a person, every namespace."""
+    return Memory.objects.filter(status="candidate").count()

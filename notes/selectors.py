@@ -146,6 +146,11 @@ def review_queue() -> list[tuple[Note, list[Note]]]:
     return [(note, [targets[uid] for uid in edges[note.pk] if uid in targets]) for note in pending]
 
 
+def review_count() -> int:
+    """Pending notes waiting for a person, every namespace."""
+    return Note.objects.filter(status=NoteStatus.PENDING).count()
+
+
 # --- search -------------------------------------------------------------------
 
 

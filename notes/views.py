@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from notes import selectors, services
@@ -32,4 +34,7 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
         note = services.set_note_status(uid, status, by=f"staff:{request.user.get_username()}")
     except ServiceError as error:
         return HttpResponse(str(error), status=error.status_code, content_type="text/plain")
-    return render(request, "notes/review.html#note-row", {"note": note, "replaces": []})
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "notes/review.html#note-row", {"note": note, "replaces": []})
+    messages.success(request, f"Note {note.uid} {note.status}.")
+    return HttpResponseRedirect(reverse("notes:review"))

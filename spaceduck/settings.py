@@ -88,6 +88,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memories.context_processors.review_counts",
+                "notes.context_processors.review_counts",
             ],
         },
     }

@@ -46,10 +46,13 @@ def test_a_staff_user_logs_in_and_filters_memories_without_a_reload(
     memory_create(namespace="user:bob", kind="fact", content="Bob plays the banjo.", actor="t")
     page.fill("#q", "banjo")
     page.wait_for_selector("#memory-list table.recall")
-    result = page.locator("#memory-list tbody tr").first.inner_text()
-    assert "Bob plays the banjo." in result
-    assert "keyword #1" in result
-    assert "RRF" in result
+    page.wait_for_load_state("networkidle")
+    first = page.locator("#memory-list tbody tr").first
+    assert "Bob plays the banjo." in first.inner_text()
+    first.locator("details.why summary").click()
+    why = first.locator("details.why").inner_text().lower()
+    assert "rank #1, bm25" in why
+    assert "rrf" in why
     assert page.evaluate("window.__marker") == "same page"
 
     # The approval gate for memories: a candidate waits for a person.

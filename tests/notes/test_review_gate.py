@@ -71,6 +71,17 @@ def test_rejecting_keeps_the_old_note(staff_client: Client, proposal: Note) -> N
     assert [n.uid for n in list_notes("agent:oncall")] == ["rb-1"]
 
 
+def test_without_javascript_a_decision_is_a_form_post_that_redirects(
+    staff_client: Client, proposal: Note
+) -> None:
+    page = staff_client.get("/notes/review/").content.decode()
+    assert f'<form method="post" action="/notes/{proposal.uid}/decision/"' in page
+    response = staff_client.post(f"/notes/{proposal.uid}/decision/", {"status": "accepted"})
+    assert (response.status_code, response["Location"]) == (302, "/notes/review/")
+    assert Note.objects.get(uid="rb-2").status == "accepted"
+    assert "Note rb-2 accepted." in staff_client.get("/notes/review/").content.decode()
+
+
 @pytest.mark.parametrize("status", ["", "pending", "ACCEPTED", "deleted"])
 def test_only_accept_or_reject_are_decisions(
     staff_client: Client, proposal: Note, status: str

@@ -1,0 +1,140 @@
+"""Dashboard forms: validate what a person typed, say what is wrong beside the field.
+
+They only check and convert input; the changes themselves are the services'
+(memories.lifecycle, memories.ingest), the same ones the JSON API calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from memories.models import MemoryKind, MemoryScope, MemoryStatus, ProcedureSubtype, SourceType
+from memories.selectors import MemoryFilter, PageCursor, clean_namespace
+from spaceduck.errors import InvalidInput
+
+MAX_QUERY_CHARS = 1000
+
+
+def _choices(values: list[str], blank: str) -> list[tuple[str, str]]:
+    return [("", blank), *((value, value.replace("_", " ")) for value in values)]
+
+
+def _no_control_characters(value: str) -> None:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValidationError("must be one line without control characters")
+
+
+def _namespace(value: str) -> str:
+    try:
+        return clean_namespace(value)
+    except InvalidInput as exc:
+        raise ValidationError(str(exc)) from None
+
+
+class MemoryFilterForm(forms.Form):
+    """The viewer's query string: filters, recall, and where the page starts."""
+
+    namespace = forms.CharField(required=False, max_length=255)
+    kind = forms.ChoiceField(required=False, choices=_choices(MemoryKind.values, "any kind"))
+    status = forms.ChoiceField(required=False, choices=_choices(MemoryStatus.values, "any status"))
+    scope = forms.ChoiceField(required=False, choices=_choices(MemoryScope.values, "any scope"))
+    source_type = forms.ChoiceField(
+        required=False, choices=_choices(SourceType.values, "any source")
+    )
+    procedure_subtype = forms.ChoiceField(
+        required=False, choices=_choices(ProcedureSubtype.values, "any subtype")
+    )
+    task_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+    skill_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+    q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS)
+    thread = forms.CharField(required=False, max_length=64, validators=[_no_control_characters])
+    project = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+    after = forms.CharField(required=False, max_length=64)
+    before = forms.CharField(required=False, max_length=64)
+
+    def clean_namespace(self) -> str:
+        value: str = self.cleaned_data["namespace"]
+        return _namespace(value) if value else ""
+
+    def _cursor(self, name: str) -> PageCursor | None:
+        raw: str = self.cleaned_data[name]
+        if not raw:
+            return None
+        try:
+            return PageCursor.decode(raw)
+        except InvalidInput as exc:
+            raise ValidationError(str(exc)) from None
+
+    def clean_after(self) -> PageCursor | None:
+        return self._cursor("after")
+
+    def clean_before(self) -> PageCursor | None:
+        return self._cursor("before")
+
+    def filters(self) -> MemoryFilter:
+        data = self.cleaned_data
+        return MemoryFilter(
+            namespace=data["namespace"],
+            kind=data["kind"],
+            status=data["status"],
+            scope=data["scope"],
+            source_type=data["source_type"],
+            task_id=data["task_id"],
+            skill_id=data["skill_id"],
+            procedure_subtype=data["procedure_subtype"],
+        )
+
+
+class TagsField(forms.CharField):
+    """Tags typed as one comma-separated line."""
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = super().to_python(value)
+        return list(dict.fromkeys(tag.strip() for tag in text.split(",") if tag.strip()))
+
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(value) if isinstance(value, list) else value
+
+
+class MemoryEditForm(forms.Form):
+    """What a person may change on a memory's page (memories.lifecycle.memory_edit)."""
+
+    title = forms.CharField(required=False, max_length=200)
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}))
+    summary = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    tags = TagsField(required=False, help_text="comma-separated")
+    importance = forms.FloatField(min_value=0, max_value=1)
+    confidence = forms.FloatField(min_value=0, max_value=1)
+    scope = forms.ChoiceField(choices=MemoryScope.choices)
+    scope_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+
+    FIELDS = (
+        "title",
+        "content",
+        "summary",
+        "tags",
+        "importance",
+        "confidence",
+        "scope",
+        "scope_id",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        scope, scope_id = data.get("scope"), data.get("scope_id", "")
+        if scope in (MemoryScope.THREAD, MemoryScope.PROJECT) and not scope_id:
+            self.add_error("scope_id", f"a {scope} memory needs the id of its {scope}")
+        if scope == MemoryScope.GLOBAL and scope_id:
+            self.add_error("scope_id", "a global memory has no scope id")
+        return data
+
+    def changes(self, initial: dict[str, Any]) -> dict[str, Any]:
+        """Only the fields whose value differs from the memory's."""
+        return {
+            name: self.cleaned_data[name]
+            for name in self.FIELDS
+            if self.cleaned_data[name] != initial.get(name)
+        }
