@@ -244,6 +244,30 @@ def save_note_outcome(
         return SavedNote(_stored_note(stored, namespace=canonical), created=False)
 
 
+def note_write_check(
+    *,
+    namespace: str,
+    body: str,
+    kind: str | None = None,
+    tags: Iterable[str] | None = None,
+    author: str | None = None,
+    status: str = "accepted",
+    supersedes: Iterable[str] = (),
+) -> None:
+    """The checks of save_note_outcome for a new note, without writing: InvalidInput
+    when the save would refuse it. Forms call it to show a refusal beside the input."""
+    fields = _note_fields(
+        namespace=namespace,
+        body=body,
+        kind=kind,
+        tags=tags,
+        author=author,
+        status=status,
+        provenance=None,
+    )
+    _supersession_targets(_check_supersedes(supersedes), namespace=fields["namespace"])
+
+
 def _note_fields(
     *,
     namespace: object,
