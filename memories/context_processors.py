@@ -12,4 +12,9 @@ def review_counts(request: HttpRequest) -> dict[str, object]:
     user = getattr(request, "user", None)
     if user is None or not user.is_active or not user.is_staff:
         return {}
-    return {"memory_review_count": memory_review_count}
+
+    def count() -> str:
+        counted, capped = memory_review_count()
+        return f"{counted}+" if capped else str(counted) if counted else ""
+
+    return {"memory_review_count": count}

@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db import models
 
 from memories.models import MemoryKind, MemoryScope, MemoryStatus, ProcedureSubtype, SourceType
 from memories.selectors import MemoryFilter, PageCursor, clean_namespace
@@ -18,8 +19,8 @@ from spaceduck.errors import InvalidInput
 MAX_QUERY_CHARS = 1000
 
 
-def _choices(values: list[str], blank: str) -> list[tuple[str, str]]:
-    return [("", blank), *((value, value.replace("_", " ")) for value in values)]
+def _choices(choices: type[models.TextChoices], blank: str) -> list[tuple[str, str]]:
+    return [("", blank), *((value, value.replace("_", " ")) for value in choices.values)]
 
 
 def _no_control_characters(value: str) -> None:
@@ -38,14 +39,14 @@ class MemoryFilterForm(forms.Form):
     """The viewer's query string: filters, recall, and where the page starts."""
 
     namespace = forms.CharField(required=False, max_length=255)
-    kind = forms.ChoiceField(required=False, choices=_choices(MemoryKind.values, "any kind"))
-    status = forms.ChoiceField(required=False, choices=_choices(MemoryStatus.values, "any status"))
-    scope = forms.ChoiceField(required=False, choices=_choices(MemoryScope.values, "any scope"))
+    kind = forms.ChoiceField(required=False, choices=_choices(MemoryKind, "any kind"))
+    status = forms.ChoiceField(required=False, choices=_choices(MemoryStatus, "any status"))
+    scope = forms.ChoiceField(required=False, choices=_choices(MemoryScope, "any scope"))
     source_type = forms.ChoiceField(
-        required=False, choices=_choices(SourceType.values, "any source")
+        required=False, choices=_choices(SourceType, "any source"), label="Source"
     )
     procedure_subtype = forms.ChoiceField(
-        required=False, choices=_choices(ProcedureSubtype.values, "any subtype")
+        required=False, choices=_choices(ProcedureSubtype, "any subtype"), label="Subtype"
     )
     task_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
     skill_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
@@ -54,6 +55,8 @@ class MemoryFilterForm(forms.Form):
     project = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
     after = forms.CharField(required=False, max_length=64)
     before = forms.CharField(required=False, max_length=64)
+
+    CHOICES = ("kind", "status", "scope", "source_type", "procedure_subtype")
 
     def clean_namespace(self) -> str:
         value: str = self.cleaned_data["namespace"]

@@ -44,7 +44,7 @@ class SourceType(models.TextChoices):
     ASSISTANT_MESSAGE = "assistant_message"
     TOOL_RESULT = "tool_result"
     SYSTEM = "system"
-    API = "api"
+    API = "api", "API"
 
 
 class Thread(models.Model):
@@ -161,6 +161,15 @@ class Memory(models.Model):
             models.Index(fields=["namespace", "status", "kind"]),
             models.Index(fields=["namespace", "content_hash"]),
             models.Index(fields=["namespace", "updated_at"]),
+            # The dashboard's newest-first pages (keyset on (updated_at, id); the rowid
+            # ends every SQLite index): every namespace, a status across namespaces (the
+            # candidate queue and its count in the navigation), a status in one namespace.
+            # Measured with `bench pages` at 200k rows: 60-90 ms scans + sorts -> ~1 ms.
+            models.Index(fields=["updated_at"], name="memory_updated_idx"),
+            models.Index(fields=["status", "updated_at"], name="memory_status_updated_idx"),
+            models.Index(
+                fields=["namespace", "status", "updated_at"], name="memory_ns_status_updated_idx"
+            ),
             # Identity slots are few; the partial index keeps slot lookups O(log n) at 100k.
             models.Index(
                 fields=["namespace", "slot"], name="memory_slot_idx", condition=~models.Q(slot="")

@@ -57,6 +57,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, VIEWER + "#memory-list", context, status=status)
     context["namespaces"] = selectors.memory_namespaces()
+    context["choice_fields"] = [form[name] for name in MemoryFilterForm.CHOICES]
     return render(request, VIEWER, context, status=status)
 
 
@@ -276,13 +277,11 @@ def _queue_context(form: MemoryFilterForm) -> dict[str, Any]:
         namespace=form.cleaned_data["namespace"], status=MemoryStatus.CANDIDATE
     )
     page = selectors.memory_page(
-        filters=filters, after=form.cleaned_data["after"], before=form.cleaned_data["before"]
+        filters=filters,
+        after=form.cleaned_data["after"],
+        before=form.cleaned_data["before"],
+        related=("source_message",),
     )
-    memories = Memory.objects.select_related("source_message").filter(
-        pk__in=[m.pk for m in page.memories]
-    )
-    by_id = {m.pk: m for m in memories}
-    page.memories = [by_id[m.pk] for m in page.memories if m.pk in by_id]
     verdicts = selectors.candidate_verdicts(page.memories)
     for memory in page.memories:
         memory.verdict = verdicts.get(memory.pk)  # type: ignore[attr-defined]

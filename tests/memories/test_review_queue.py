@@ -145,3 +145,14 @@ def test_the_queue_is_staff_only_and_csrf_protected(
 
 def test_the_queue_answers_get_and_post_only(staff_client: Client) -> None:
     assert staff_client.put("/review/memories/").status_code == 405
+
+
+def test_the_navigation_count_stops_counting_at_the_cap(staff_client: Client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memories import selectors
+
+    monkeypatch.setattr(selectors, "COUNT_CAP", 2)
+    monkeypatch.setattr(selectors.memory_review_count, "__kwdefaults__", {"cap": 2})
+    for i in range(3):
+        candidate(f"Maybe {i}.")
+    html = staff_client.get("/").content.decode()
+    assert 'Candidates <span class="count">2+</span>' in html

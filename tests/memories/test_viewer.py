@@ -252,3 +252,16 @@ def test_recall_honours_the_kind_filter(staff_client: Client) -> None:
 
 def test_the_viewer_answers_get_only(staff_client: Client) -> None:
     assert staff_client.post("/").status_code == 405
+
+
+def test_the_namespace_choices_list_each_namespace_once_in_order_up_to_a_limit(
+    staff_client: Client,
+) -> None:
+    from memories.selectors import memory_namespaces
+
+    for name in ("user:carol", "agent:bot", "user:alice", "user:carol", "global:all"):
+        make("Something.", namespace=name)
+    assert memory_namespaces() == ["agent:bot", "global:all", "user:alice", "user:carol"]
+    assert memory_namespaces(limit=2) == ["agent:bot", "global:all"]
+    page = staff_client.get("/").content.decode()
+    assert '<datalist id="namespace-choices"><option value="agent:bot">' in page

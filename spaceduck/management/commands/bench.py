@@ -16,6 +16,7 @@ BENCHMARKS = {
     "extraction": "spaceduck.benchmarks.extraction",
     "ingest": "spaceduck.benchmarks.ingest",
     "locomo": "spaceduck.benchmarks.locomo",
+    "pages": "spaceduck.benchmarks.pages",
     "recall": "spaceduck.benchmarks.recall",
     "vectors": "spaceduck.benchmarks.vectors",
 }

@@ -1,0 +1,403 @@
+"""Screenshots of the dashboard for the docs: ``python manage.py screenshots [--out DIR]``.
+
+Runs in a child process on a throw-away database (spaceduck.benchmarks.scratch):
+migrates it, loads the demo data (spaceduck.demo) plus what makes the pages
+worth looking at (a second and third namespace, candidates learnt from
+messages with their extraction records, a superseded pair, history, task and
+skill ids, ages from minutes to months), creates a staff user, serves the
+site with a real WSGI server on 127.0.0.1 (a free port, in a thread, static
+files included) and drives Chromium (Debian's /usr/bin/chromium) with
+Playwright: it logs in through the admin login form, then takes full-page
+screenshots at a 1280 px wide viewport:
+
+- ``viewer.png``: the memory viewer, every namespace;
+- ``viewer-search.png``: a recall query in ``user:demo`` with its hits and the
+  first hit's "why" panel open;
+- ``memory.png``: a memory's page (provenance, supersession, history);
+- ``candidates.png``: the candidate queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.request import ProxyHandler, build_opener
+
+from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-proxy-server",
+]
+WIDTH = 1280
+HEIGHT = 800
+SEARCH = "deploy on a Friday"
+SHOTS = ("viewer.png", "viewer-search.png", "memory.png", "candidates.png")
+
+
+def take(*, out: Path, embedder: str, chromium: str, stdout: Writer) -> None:
+    """Write the screenshots into ``out`` (created if missing); CommandError when it cannot."""
+    from django.core.management import CommandError
+
+    if not Path(chromium).exists():
+        raise CommandError(
+            f"{chromium} is missing: screenshots need Chromium "
+            "(Debian: `apt-get install chromium`, or `make browser-deps`)"
+        )
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        raise CommandError(
+            "Playwright is missing: install the dev dependencies (`pip install -e '.[dev]'`)"
+        ) from None
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    config = {"out": str(out), "chromium": chromium}
+    run_child(
+        "spaceduck.screenshots",
+        [json.dumps(config)],
+        stdout,
+        SPACEDUCK_EMBEDDING_PROVIDER=embedder,
+        # Playwright's sync API keeps an event loop in the child's main thread.
+        DJANGO_ALLOW_ASYNC_UNSAFE="true",
+    )
+
+
+# --- The child: data ----------------------------------------------------------------
+
+
+def _age(memory_ids: list[int], days: float) -> None:
+    """Make memories look ``days`` old (created, updated and last seen then)."""
+    from django.utils import timezone
+
+    from memories.models import Memory
+
+    at = timezone.now() - timedelta(days=days)
+    Memory.objects.filter(pk__in=memory_ids).update(created_at=at, updated_at=at, last_seen_at=at)
+
+
+def _message(thread: Any, message_id: str, role: str, text: str, minutes_ago: float) -> Any:
+    from django.utils import timezone
+
+    from memories.models import Message
+
+    return Message.objects.create(
+        id=message_id,
+        thread=thread,
+        role=role,
+        content=text,
+        created_at=timezone.now() - timedelta(minutes=minutes_ago),
+    )
+
+
+def _extraction(message: Any, verdicts: list[dict[str, Any]]) -> None:
+    from django.utils import timezone
+
+    from memories.models import Extraction
+
+    Extraction.objects.create(
+        message=message,
+        thread_id=message.thread_id,
+        namespace=message.thread.namespace,
+        status="done",
+        attempts=1,
+        provider="heuristic",
+        candidates=verdicts,
+        duration_ms=42.0,
+        started_at=timezone.now(),
+        finished_at=timezone.now(),
+    )
+
+
+def _verdict(memory: Any, decision: str, reason: str, stage: str = "llm") -> dict[str, Any]:
+    return {
+        "candidate": {
+            "kind": memory.kind,
+            "content": memory.content,
+            "confidence": memory.confidence,
+            "importance": memory.importance,
+            "stage": stage,
+        },
+        "decision": decision,
+        "reason": reason,
+        "memory_id": memory.pk,
+        "matched_memory_id": None,
+    }
+
+
+def _learnt(thread: Any, message: Any, **fields: Any) -> Any:
+    """A memory created as the extraction pipeline would: from a message, with its words."""
+    from memories.models import Memory
+    from memories.services import memory_create
+
+    memory = memory_create(
+        actor="extraction",
+        source_type="user_message" if message.role == "user" else "assistant_message",
+        context=f"{message.role}: {message.content}",
+        **fields,
+    )
+    Memory.objects.filter(pk=memory.pk).update(source_message=message, source_thread=thread)
+    memory.refresh_from_db()
+    return memory
+
+
+def seed() -> dict[str, int]:
+    """Demo data plus candidates, a supersession, history; returns the pages' memory ids."""
+    from memories import lifecycle
+    from memories.models import Memory, MemoryEvent, Message, Thread
+    from memories.services import memory_create, memory_history_record
+    from spaceduck.demo import DEMO_NAMESPACE, DEMO_THREAD_ID, load_demo
+
+    load_demo()
+    demo = {m.title: m for m in Memory.objects.filter(namespace=DEMO_NAMESPACE)}
+    thread = Thread.objects.get(pk=DEMO_THREAD_ID)
+    ages = {"Name": 120, "Coffee": 30, "No Friday deploys": 64, "Release checklist": 9}
+    for title, days in ages.items():
+        _age([demo[title].pk], days)
+    _age([demo["Chose SQLite"].pk], 2)
+
+    # A supersession: the user moved; the old home is kept, superseded, on the new one's page.
+    old_home = memory_create(
+        namespace=DEMO_NAMESPACE,
+        kind="fact",
+        title="Location",
+        content="The user lives in Bristol.",
+        slot="location",
+        tags=["identity", "location"],
+        importance=0.7,
+        confidence=0.9,
+        actor="extraction",
+    )
+    _age([old_home.pk], 200)
+    home = demo["Location"]
+    said = Message.objects.get(pk="demo-m1")  # "Hi, I'm Ada. I live in London and ..."
+    Memory.objects.filter(pk=home.pk).update(
+        source_message="demo-m1",
+        source_thread=thread,
+        source_type="user_message",
+        context=f"user: {said.content}",
+    )
+    home.refresh_from_db()
+    Memory.objects.filter(pk=old_home.pk).update(status="superseded", superseded_by=home)
+    memory_history_record(
+        memory=old_home,
+        event=MemoryEvent.Event.SUPERSEDED,
+        actor="extraction",
+        reason=f"same identity slot (location) as memory {home.pk}",
+        data={"superseded_by": home.pk},
+    )
+    _extraction(
+        said,
+        [
+            _verdict(demo["Name"], "duplicate", "already known (same content)", stage="regex"),
+            _verdict(home, "stored", f"supersedes memory {old_home.pk} (identity slot location)"),
+        ],
+    )
+    lifecycle.memory_edit(
+        memory=home, changes={"tags": ["identity", "location", "home"]}, actor="staff:ada"
+    )
+    lifecycle.memory_archive(memory=home, actor="staff:ada", reason="checking the old address")
+    lifecycle.memory_restore(memory=home, actor="staff:ada", reason="London is right")
+
+    # More of user:demo: episodes and facts of different ages.
+    for days, spec in [
+        (45, {"kind": "episode", "content": "Ada gave a talk on the analytical engine in Turin."}),
+        (3, {"kind": "fact", "content": "Ada's cat is called Babbage.", "tags": ["pets"]}),
+        (
+            1,
+            {
+                "kind": "episode",
+                "title": "Friday incident",
+                "content": "A Friday deploy broke the release pipeline; it was rolled back.",
+                "tags": ["deploy", "incident"],
+                "importance": 0.8,
+            },
+        ),
+    ]:
+        memory = memory_create(namespace=DEMO_NAMESPACE, actor="extraction", **spec)  # type: ignore[arg-type]
+        _age([memory.pk], days)
+
+    # Candidates: learnt from messages with a confidence below the approval threshold.
+    pending = [
+        ("user", "I might switch to decaf in the afternoons, not sure yet.", "fact", 0.55),
+        ("user", "We could move the weekly sync to Tuesdays, let's see.", "procedure", 0.5),
+        ("assistant", "Noted: you may be travelling to Turin in May.", "episode", 0.6),
+    ]
+    contents = [
+        "Ada may switch to decaf in the afternoons.",
+        "The weekly sync may move to Tuesdays.",
+        "Ada may travel to Turin in May.",
+    ]
+    for n, ((role, text, kind, confidence), content) in enumerate(
+        zip(pending, contents, strict=True)
+    ):
+        message = _message(thread, f"demo-m{4 + n}", role, text, 7 - n)
+        candidate = _learnt(
+            thread,
+            message,
+            namespace=DEMO_NAMESPACE,
+            kind=kind,
+            content=content,
+            confidence=confidence,
+            status="candidate",
+            procedure_subtype="workflow" if kind == "procedure" else "",
+        )
+        reason = f"confidence {confidence:.2f} is below the approval threshold (hedged)"
+        _extraction(message, [_verdict(candidate, "stored", reason)])
+
+    # A release bot's namespace: procedures with task and skill ids, a direct candidate.
+    bot = "agent:release-bot"
+    for title, content, task, skill in [
+        ("Changelog", "Every release note lists breaking changes first.", "rel-2031", "notes"),
+        ("Tag format", "Release tags look like v1.2.3, never v1.2.", "rel-2030", "tagging"),
+        ("Freeze", "No merges to main during a release freeze.", "", "tagging"),
+    ]:
+        memory = memory_create(
+            namespace=bot,
+            kind="procedure",
+            procedure_subtype="constraint",
+            title=title,
+            content=content,
+            scope="project",
+            scope_id="spaceduck",
+            confidence=0.9,
+            importance=0.8,
+            actor="token:release-bot",
+        )
+        Memory.objects.filter(pk=memory.pk).update(source_task_id=task, source_skill_id=skill)
+    direct = memory_create(
+        namespace=bot,
+        kind="fact",
+        content="Release notes might need a security section.",
+        confidence=0.45,
+        status="candidate",
+        actor="token:release-bot",
+    )
+    Memory.objects.filter(pk=direct.pk).update(source_task_id="rel-2031")
+    memory_create(
+        namespace="user:grace",
+        kind="fact",
+        title="Language",
+        content="Grace writes her notes in COBOL-flavoured English.",
+        actor="api",
+    )
+    return {"memory": home.pk}
+
+
+# --- The child: server and browser --------------------------------------------------------
+
+
+@contextmanager
+def serving() -> Iterator[str]:
+    """The site (static files too) on 127.0.0.1 at a free port, in a thread; yields its URL."""
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.core.wsgi import get_wsgi_application
+
+    class QuietHandler(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=False)
+    server.set_app(StaticFilesHandler(get_wsgi_application()))
+    # Chromium asks for /favicon.ico (a 404); only errors are worth printing. After
+    # get_wsgi_application(), which configures logging again.
+    logging.getLogger("django.request").setLevel(logging.ERROR)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _check_static(base: str) -> None:
+    direct = build_opener(ProxyHandler({}))  # never through a developer's HTTP(S)_PROXY
+    with direct.open(f"{base}/static/css/spaceduck.css", timeout=10) as response:
+        kind = response.headers.get("Content-Type", "")
+        if response.status != 200 or "css" not in kind:
+            raise SystemExit(f"the stylesheet did not load: {response.status} {kind}")
+
+
+def shoot(
+    base: str, out: Path, chromium: str, username: str, password: str, ids: dict[str, int]
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(f"{base}/admin/login/?next=/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("input[type=submit]")
+        page.wait_for_url(f"{base}/")
+
+        page.wait_for_selector("#memory-list table.memories")
+        page.screenshot(path=str(out / "viewer.png"), full_page=True)
+        print("viewer.png: the memory viewer, every namespace")
+
+        page.goto(f"{base}/?{_query({'namespace': 'user:demo', 'q': SEARCH})}")
+        first = page.locator("#memory-list table.recall tbody tr").first
+        first.locator("details.why summary").click()
+        page.wait_for_selector("#memory-list details.why[open] table.why-table")
+        page.screenshot(path=str(out / "viewer-search.png"), full_page=True)
+        print(f"viewer-search.png: recall of {SEARCH!r} in user:demo, the first hit's why open")
+
+        page.goto(f"{base}/memories/{ids['memory']}/")
+        page.wait_for_selector("#memory-page ol.timeline")
+        page.screenshot(path=str(out / "memory.png"), full_page=True)
+        print(f"memory.png: memory {ids['memory']}'s page")
+
+        page.goto(f"{base}/review/memories/")
+        page.wait_for_selector("#queue table.queue")
+        page.screenshot(path=str(out / "candidates.png"), full_page=True)
+        print("candidates.png: the candidate queue")
+        context.close()
+        browser.close()
+
+
+def _query(params: dict[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode(params)
+
+
+def child_main(config: dict[str, Any]) -> None:
+    setup_child_django()
+    from django.contrib.auth import get_user_model
+
+    ids = seed()
+    password = secrets.token_urlsafe(16)
+    get_user_model().objects.create_user("ada", password=password, is_staff=True)
+    out = Path(config["out"])
+    with serving() as base:
+        _check_static(base)
+        shoot(base, out, config["chromium"], "ada", password, ids)
+    for name in SHOTS:
+        size = (out / name).stat().st_size
+        print(f"wrote {out / name} ({size // 1024} KB)")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    child_main(json.loads(sys.argv[1]))

@@ -1,0 +1,61 @@
+"""``manage.py bench pages`` at a tiny size: every dashboard page is timed and reported."""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+NUMBER = r"\d+(\.\d+)?"
+PAGES = [
+    "viewer /",
+    "filtered list",
+    r"page \d+ of the filter",  # 50, or the last page of a smaller filter
+    r"memory /memories/\d+/",
+    "candidate queue",
+    r"search \(hybrid recall\)",
+]
+
+
+def _bench(*extra: str) -> str:
+    buf = StringIO()
+    call_command(
+        "bench",
+        "pages",
+        "--size",
+        "300",
+        "--others",
+        "200",
+        "--other-namespaces",
+        "5",
+        "--requests",
+        "3",
+        *extra,
+        stdout=buf,
+    )
+    return buf.getvalue()
+
+
+def test_bench_pages_prints_a_row_of_timings_for_every_page() -> None:
+    out = _bench("--index", "status,updated_at", "--explain")
+    assert "pages: 300 memories in user:big + 200 over 5 other namespaces, embedder hash" in out
+    assert re.search(rf"seed: {NUMBER} s \(500 memories", out)
+    assert "extra index: memories_memory (status,updated_at)" in out
+    for page in PAGES:
+        row = rf"^{page}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+\s+{NUMBER}x$"
+        assert re.search(row, out, flags=re.MULTILINE), page
+    assert re.search(
+        rf"^baseline: bare list of 50\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$", out, flags=re.MULTILINE
+    )
+    assert "target: p95 <= 50 ms for every page except search" in out
+    assert re.search(r"^(over target: .+|every page is within the target)$", out, re.MULTILINE)
+    # --explain: each page's queries with SQLite's plan.
+    assert re.search(r"^viewer /: \d+ queries, slowest first$", out, flags=re.MULTILINE)
+    assert "plan: SEARCH memories_memory" in out
+
+
+def test_bench_pages_refuses_an_index_that_is_not_a_column_list() -> None:
+    with pytest.raises(CommandError, match="give columns separated by commas"):
+        call_command("bench", "pages", "--index", "status); DROP TABLE x; --", stdout=StringIO())

@@ -1,0 +1,44 @@
+"""``manage.py screenshots``: PNGs of the dashboard pages, taken with Chromium."""
+
+from __future__ import annotations
+
+import struct
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from spaceduck.screenshots import SHOTS, WIDTH
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the PNG's IHDR chunk, which must come first."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == PNG_MAGIC, f"{path.name} is not a PNG"
+    assert head[12:16] == b"IHDR", f"{path.name} has no IHDR first"
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+@pytest.mark.browser
+def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
+    out = tmp_path / "shots"
+    buf = StringIO()
+    call_command("screenshots", "--out", str(out), stdout=buf)
+    for name in SHOTS:
+        path = out / name
+        assert path.is_file(), f"{name} missing; output:\n{buf.getvalue()}"
+        assert path.stat().st_size > 20_000, f"{name} is too small to show a page"
+        width, height = _png_size(path)
+        assert width == WIDTH, f"{name} is {width} px wide"
+        assert height >= 600
+    assert "viewer-search.png: recall of" in buf.getvalue()
+
+
+def test_screenshots_says_how_to_install_chromium_when_it_is_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "no-chromium"
+    with pytest.raises(CommandError, match="apt-get install chromium"):
+        call_command("screenshots", "--out", str(tmp_path), "--chromium", str(missing))
