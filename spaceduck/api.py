@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError
 
 from spaceduck.access import TokenAuth, request_token
 from spaceduck.errors import ServiceError
+from spaceduck.health import health_report
 
 api = NinjaAPI(
     title="spaceduck",
@@ -47,41 +46,10 @@ def whoami(request: HttpRequest) -> Any:
     return request_token(request)
 
 
-def _queue_length() -> int | None:
-    from huey.contrib.djhuey import HUEY
-
-    try:
-        return int(HUEY.pending_count())
-    except Exception:  # a queue that cannot answer is reported, not fatal to health
-        return None
-
-
 @api.get("/health", auth=None, tags=["health"])
 def health(request: HttpRequest) -> HttpResponse:
-    from spaceduck.checks import embedding_fingerprint_problem
-    from spaceduck.providers import get_embedder
-
-    body: dict[str, Any] = {"status": "ok"}
-    try:
-        with connection.cursor() as cursor:
-            body["sqlite_vec"] = cursor.execute("SELECT vec_version()").fetchone()[0]
-            body["sqlite"] = cursor.execute("SELECT sqlite_version()").fetchone()[0]
-        body["database"] = "ok"
-    except Exception as exc:
-        body.update(status="error", database=f"error: {exc.__class__.__name__}")
-        return api.create_response(request, body, status=503)
-    fingerprint = get_embedder().fingerprint
-    body["embedding"] = {
-        "provider": fingerprint.provider,
-        "model": fingerprint.model,
-        "dimensions": fingerprint.dimensions,
-        "problem": embedding_fingerprint_problem(),
-    }
-    body["chat"] = {"provider": settings.SPACEDUCK_CHAT["provider"]}
-    body["queue"] = {"pending": _queue_length(), "immediate": settings.HUEY_IMMEDIATE}
-    if body["embedding"]["problem"]:
-        body["status"] = "degraded"
-    return api.create_response(request, body, status=200)
+    body, status = health_report()
+    return api.create_response(request, body, status=status)
 
 
 @api.exception_handler(ServiceError)
