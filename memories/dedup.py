@@ -31,6 +31,7 @@ from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.services import content_hash, memory_history_record
 from spaceduck.db.fast import fast_insert
+from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
 
 LIVE = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE, MemoryStatus.STALE)
@@ -152,6 +153,7 @@ def store(
     """Insert the memory and supersede the old ones in ONE transaction."""
     with transaction.atomic():
         memory = fast_insert(_new_memory(candidate, ctx))
+        failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
         vector_index.upsert([(memory.pk, memory.namespace, vector)])
         memory_history_record(
             memory=memory,

@@ -255,12 +255,17 @@ class Extraction(models.Model):
     max_memory_writes = models.PositiveIntegerField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # A running attempt is leased to one worker; the worker's heartbeat renews the
+    # lease. An expired lease means the worker died: the record is queued again.
+    claimed_by = models.CharField(max_length=255, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering: ClassVar = ["-created_at", "-id"]
+        indexes: ClassVar = [models.Index(fields=["status", "created_at"])]
 
     def __str__(self) -> str:
         return f"extraction {self.pk} ({self.status})"

@@ -1,15 +1,19 @@
-"""What ``GET /api/health`` reports: the database, the embedder, the queue.
+"""What ``GET /api/health`` reports: the database, the embedder, the queue, the worker,
+the extractions.
 
-One function builds the report so the API route stays thin (and later checks,
-such as the worker's heartbeat or the index counts, have one home).
+``status`` is ``ok``, ``degraded`` (serving, but something needs a person: the
+reasons are in ``problems``) or ``error`` (503: no database).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Count, Q
+from django.utils import timezone
 
 
 def _queue_length() -> int | None:
@@ -44,6 +48,52 @@ def health_report() -> tuple[dict[str, Any], int]:
     }
     body["chat"] = {"provider": settings.SPACEDUCK_CHAT["provider"]}
     body["queue"] = {"pending": _queue_length(), "immediate": settings.HUEY_IMMEDIATE}
-    if body["embedding"]["problem"]:
+    body["worker"], worker_problem = _worker()
+    body["extractions"], extraction_problems = _extractions()
+    problems = [body["embedding"]["problem"], worker_problem, *extraction_problems]
+    body["problems"] = [problem for problem in problems if problem]
+    if body["problems"]:
         body["status"] = "degraded"
     return body, 200
+
+
+def _worker() -> tuple[dict[str, Any], str | None]:
+    from spaceduck.worker import last_heartbeat, live_workers
+
+    if settings.HUEY_IMMEDIATE:
+        return {"mode": "immediate (tasks run inside requests)"}, None
+    alive = live_workers()
+    last = last_heartbeat()
+    ago = None if last is None else round((timezone.now() - last.beat_at).total_seconds(), 1)
+    report = {"alive": len(alive), "last_heartbeat_seconds_ago": ago}
+    if alive:
+        return report, None
+    if last is None:
+        return report, "no background worker has ever started (run `manage.py serve`)"
+    return report, f"no background worker has beaten for {ago:.0f} s: extractions are not running"
+
+
+def _extractions() -> tuple[dict[str, Any], list[str]]:
+    from memories.models import Extraction
+
+    now = timezone.now()
+    due_before = now - timedelta(seconds=settings.EXTRACTION_STUCK_SECONDS)
+    counts = dict(Extraction.objects.order_by().values_list("status").annotate(n=Count("id")))
+    report: dict[str, Any] = {status: counts.get(status, 0) for status in Extraction.Status}
+    report["expired_leases"] = Extraction.objects.filter(
+        Q(lease_until__lt=now) | Q(lease_until__isnull=True), status="running"
+    ).count()
+    report["overdue"] = Extraction.objects.filter(
+        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lt=due_before),
+        status="queued",
+        created_at__lt=due_before,
+    ).count()
+    problems = []
+    if report["expired_leases"]:
+        problems.append(f"{report['expired_leases']} extraction(s) running with expired leases")
+    if report["overdue"]:
+        problems.append(
+            f"{report['overdue']} extraction(s) queued for more than "
+            f"{settings.EXTRACTION_STUCK_SECONDS} s"
+        )
+    return report, problems

@@ -1,4 +1,4 @@
-"""Service-wide tables: API tokens and the vector index's fingerprint."""
+"""Service-wide tables: API tokens, the vector index's fingerprint, worker heartbeats."""
 
 from __future__ import annotations
 
@@ -78,3 +78,18 @@ class VectorIndexState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.provider}/{self.model}/{self.dimensions}d"
+
+
+class WorkerHeartbeat(models.Model):
+    """A background worker (huey consumer) process: alive while ``beat_at`` is recent."""
+
+    worker_id = models.CharField(max_length=255, primary_key=True)  # "<host>:<pid>"
+    started_at = models.DateTimeField(default=timezone.now)
+    beat_at = models.DateTimeField(default=timezone.now)
+    stopped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering: ClassVar = ["-beat_at"]
+
+    def __str__(self) -> str:
+        return self.worker_id

@@ -171,6 +171,22 @@ else:
         }
     )
 
+# Crash safety: a running extraction is leased to its worker, whose heartbeat
+# renews the lease; an expired lease (the worker died) puts it back in the queue.
+EXTRACTION_LEASE_SECONDS = env_int("SPACEDUCK_EXTRACTION_LEASE_SECONDS", 60, minimum=1)
+WORKER_HEARTBEAT_SECONDS = env_float("SPACEDUCK_WORKER_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
+# How often a worker looks for expired leases and queued records missing from the queue.
+RECOVERY_EVERY_SECONDS = env_float("SPACEDUCK_RECOVERY_EVERY_SECONDS", 30.0, minimum=0.1)
+# /api/health says "degraded" when no worker has beaten for this long, or when an
+# extraction has been due (queued) for this long.
+WORKER_STALE_SECONDS = env_int("SPACEDUCK_WORKER_STALE_SECONDS", 60, minimum=1)
+EXTRACTION_STUCK_SECONDS = env_int("SPACEDUCK_EXTRACTION_STUCK_SECONDS", 300, minimum=1)
+
+# --- Web server (manage.py serve: gunicorn) ---------------------------------------------
+WEB_WORKERS = env_int("SPACEDUCK_WEB_WORKERS", 2, minimum=1)
+WEB_THREADS = env_int("SPACEDUCK_WEB_THREADS", 4, minimum=1)
+WEB_TIMEOUT = env_int("SPACEDUCK_WEB_TIMEOUT", 60, minimum=1)
+
 # --- Long-term memory ------------------------------------------------------------
 MEMORY_ENABLED = env_bool("SPACEDUCK_MEMORY_ENABLED", True)
 # Off: recall is keyword-only (still filtered and multiplied).

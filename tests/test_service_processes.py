@@ -63,13 +63,16 @@ def test_serve_runs_web_and_worker_and_stops_both_on_sigterm(migrated_env: dict[
         assert json.loads(body)["sqlite_vec"] == "v0.1.9"
         assert http_get(f"{base}/admin/login/")[0] == 200
         assert http_get(f"{base}/api/docs")[0] == 200
-        workers = children_of(server.pid)
-        assert len(workers) == 1
+        assert http_get(f"{base}/static/css/spaceduck.css")[0] == 200
+        children = children_of(server.pid)
+        assert len(children) == 2  # gunicorn's master and the worker
+        gunicorn_workers = [pid for child in children for pid in children_of(child)]
+        assert len(gunicorn_workers) >= 2  # SPACEDUCK_WEB_WORKERS processes serve requests
     finally:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        server.wait(timeout=60)
     assert server.returncode == 0
-    assert not is_running(workers[0])
+    assert not any(is_running(pid) for pid in [*children, *gunicorn_workers])
 
 
 def test_a_changed_embedding_dimension_stops_start_up_until_reindex(

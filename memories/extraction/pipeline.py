@@ -17,6 +17,7 @@ from django.conf import settings
 
 from memories.extraction import gate, guard, injection, regex
 from memories.extraction.types import Candidate, Source, Verdict
+from spaceduck.failpoints import failpoint
 from spaceduck.providers.chat.base import ChatProvider
 
 
@@ -84,6 +85,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     text = guard.strip_recalled(source.text)
     verdicts: list[Verdict] = []
     found = regex.extract(text) if source.role == "user" else []
+    failpoint("extraction.before_classify")
     classified = chat.classify(text=text, role=source.role) if text.strip() else []
     candidates, dropped = _by_retention(_merge(found, classified))
     verdicts += dropped

@@ -6,11 +6,18 @@ retry is scheduled with exponential backoff), or failed after the last attempt.
 A failure is never recorded as "nothing to remember". Running a finished
 record again changes nothing; re-extracting the same message cannot create
 duplicates (dedup recognises memories that this very message produced).
+
+Crashes: a running record is leased to the worker that claimed it (``claimed_by``,
+``lease_until``), and that worker's heartbeat renews the lease. When a worker dies
+(SIGKILL, OOM, a lost machine), its leases expire and recovery.py puts the records
+back in the queue; a claim only succeeds on a queued record or an expired lease, so
+two workers never run one record at once.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import asdict
 from datetime import datetime, timedelta
@@ -27,7 +34,11 @@ from memories.extraction.types import Source, Verdict
 from memories.models import Extraction, Message, SourceType
 from memories.selectors import previous_message_content
 from memories.token_estimate import text_of
+from spaceduck.failpoints import failpoint
 from spaceduck.providers import ProviderError, get_chat, get_embedder
+from spaceduck.worker import worker_id
+
+logger = logging.getLogger(__name__)
 
 SOURCE_TYPES = {
     "user": SourceType.USER_MESSAGE,
@@ -70,13 +81,23 @@ def _provider_label() -> str:
 
 # Raw SQL: these run twice per message on the ingest hot path, where compiling
 # each ORM query costs ~1 ms (measured with `bench ingest`).
+# A claim: a queued record, or a running one whose worker died (its lease expired;
+# NULL for records claimed before leases existed). Exactly one worker wins it.
 _BEGIN_SQL = (
     "UPDATE memories_extraction SET status = 'running', attempts = attempts + 1, "
-    "started_at = %s, provider = %s WHERE id = %s AND status IN ('queued', 'running')"
+    "started_at = %s, provider = %s, claimed_by = %s, lease_until = %s WHERE id = %s "
+    "AND (status = 'queued' OR (status = 'running' AND "
+    "(lease_until IS NULL OR lease_until < %s)))"
 )
+# Only the lease holder records the outcome: a worker that lost its lease (stalled
+# past it while another took the record over) must not overwrite the new attempt.
 _FINISH_SQL = (
     "UPDATE memories_extraction SET status = %s, candidates = %s, errors = %s, "
-    "next_attempt_at = %s, duration_ms = %s, finished_at = %s WHERE id = %s"
+    "next_attempt_at = %s, duration_ms = %s, finished_at = %s, claimed_by = '', "
+    "lease_until = NULL WHERE id = %s AND status = 'running' AND claimed_by = %s"
+)
+_RENEW_SQL = (
+    "UPDATE memories_extraction SET lease_until = %s WHERE status = 'running' AND claimed_by = %s"
 )
 _RECORD_SQL = "SELECT * FROM memories_extraction WHERE id = %s"
 _MESSAGE_SQL = "SELECT * FROM memories_message WHERE id = %s"
@@ -86,11 +107,24 @@ def _db_time(value: datetime | None) -> str | None:
     return connection.ops.adapt_datetimefield_value(value)
 
 
+def lease_until() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.EXTRACTION_LEASE_SECONDS)
+
+
+def renew_leases(*, worker: str) -> int:
+    """Extend the leases of every extraction this worker is running (its heartbeat)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_RENEW_SQL, [_db_time(lease_until()), worker])
+        return max(cursor.rowcount, 0)
+
+
 def _begin(extraction_id: int) -> Extraction | None:
+    now = timezone.now()
+    params = [_db_time(now), _provider_label(), worker_id(), _db_time(lease_until())]
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_BEGIN_SQL, [_db_time(timezone.now()), _provider_label(), extraction_id])
+        cursor.execute(_BEGIN_SQL, [*params, extraction_id, _db_time(now)])
         if cursor.rowcount == 0:
-            return None  # missing, or already done/failed: nothing to run
+            return None  # missing, done/failed, or running under a live lease
         return next(iter(Extraction.objects.raw(_RECORD_SQL, [extraction_id])))
 
 
@@ -149,6 +183,7 @@ def run_extraction(extraction_id: int) -> Extraction | None:
     except ProviderError as exc:
         _failed_attempt(record, exc, started)
         return record
+    failpoint("extraction.before_finish")
     record.candidates = [verdict_json(v) for v in verdicts]
     record.status = Extraction.Status.DONE
     record.next_attempt_at = None
@@ -185,8 +220,15 @@ def _finish(record: Extraction, started: float) -> None:
                 record.duration_ms,
                 _db_time(record.finished_at),
                 record.pk,
+                record.claimed_by,
             ],
         )
+        if cursor.rowcount == 0:
+            logger.warning(
+                "extraction %s: the lease was lost (taken over after expiring); "
+                "this attempt's outcome is not recorded",
+                record.pk,
+            )
 
 
 def retry_delay(record: Extraction) -> float | None:

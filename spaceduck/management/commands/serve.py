@@ -1,70 +1,114 @@
-"""`manage.py serve`: the web server and a huey consumer together; Ctrl-C stops both."""
+"""`manage.py serve`: the production web server (gunicorn) and a supervised worker.
+
+The web server is gunicorn with SPACEDUCK_WEB_WORKERS processes of
+SPACEDUCK_WEB_THREADS threads each; the worker is `manage.py worker` (a huey
+consumer with a heartbeat and crash recovery). A worker that dies is started
+again after a pause that doubles with each quick death (1 s up to 30 s) and
+resets once it has run for a minute. SIGINT (Ctrl-C) and SIGTERM stop both
+cleanly: gunicorn finishes its requests, the worker its tasks.
+"""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import sys
+import threading
+import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-
-def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+MAX_BACKOFF_S = 30.0
+HEALTHY_AFTER_S = 60.0  # a worker that ran this long before dying restarts at once
+STOP_TIMEOUT_S = 30.0
 
 
 class Command(BaseCommand):
-    help = "Run the web server and the background worker (huey consumer) together."
+    help = "Run the service: gunicorn (web) and the background worker, supervised."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
         parser.add_argument("--no-worker", action="store_true", help="Run the web server only.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        # Ctrl-C (SIGINT) and a service manager's SIGTERM both mean "stop cleanly";
-        # SIGINT is set explicitly because a background shell may have ignored it.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-        worker = None if options["no_worker"] else self._start_worker()
+        self.stopping = threading.Event()
+        # Ctrl-C and a service manager's SIGTERM both mean "stop cleanly".
+        signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGTERM, self._stop)
+        web = self._start_web(options["addrport"])
+        supervise = not options["no_worker"] and not self._immediate()
+        worker: subprocess.Popen[bytes] | None = None
         try:
-            call_command("runserver", options["addrport"], use_reloader=False, skip_checks=True)
-        except KeyboardInterrupt:
-            pass
+            worker = self._supervise(web) if supervise else self._wait(web)
         finally:
-            if worker is not None:
-                self._stop_worker(worker)
+            self._stop_all(web, worker)
+        if web.returncode not in (0, None) and not self.stopping.is_set():
+            raise CommandError(f"the web server exited with code {web.returncode}")
 
-    def _start_worker(self) -> subprocess.Popen[bytes] | None:
+    def _stop(self, signum: int, frame: object) -> None:
+        self.stopping.set()
+
+    def _immediate(self) -> bool:
         if settings.HUEY_IMMEDIATE:
-            self.stdout.write(
-                "SPACEDUCK_HUEY_IMMEDIATE is on: tasks run inline, no worker started."
-            )
-            return None
-        workers = str(settings.HUEY_WORKERS)
-        self.stdout.write(f"Starting the huey consumer ({workers} workers).")
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "manage.py",
-                "run_huey",
-                "--workers",
-                workers,
-                "--worker-type",
-                "thread",
-            ],
-            cwd=settings.BASE_DIR,
-        )
+            self.stdout.write("SPACEDUCK_HUEY_IMMEDIATE is on: tasks run inline, no worker.")
+        return bool(settings.HUEY_IMMEDIATE)
 
-    def _stop_worker(self, worker: subprocess.Popen[bytes]) -> None:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGINT)  # huey finishes running tasks on SIGINT
+    def _start_web(self, addrport: str) -> subprocess.Popen[bytes]:
+        workers, threads = settings.WEB_WORKERS, settings.WEB_THREADS
+        self.stdout.write(f"Web server: gunicorn on http://{addrport} ({workers}x{threads}).")
+        self.stdout.flush()
+        command = [
+            *(sys.executable, "-m", "gunicorn", "spaceduck.wsgi:application"),
+            *("--bind", addrport, "--workers", str(workers), "--threads", str(threads)),
+            *("--timeout", str(settings.WEB_TIMEOUT), "--graceful-timeout", "20"),
+            *("--worker-class", "gthread", "--access-logfile", "-", "--log-level", "warning"),
+        ]
+        return subprocess.Popen(command, cwd=settings.BASE_DIR)
+
+    def _start_worker(self) -> subprocess.Popen[bytes]:
+        self.stdout.write(f"Background worker: {settings.HUEY_WORKERS} threads.")
+        self.stdout.flush()
+        return subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=settings.BASE_DIR)
+
+    def _wait(self, web: subprocess.Popen[bytes]) -> None:
+        while not self.stopping.is_set() and web.poll() is None:
+            self.stopping.wait(0.5)
+
+    def _supervise(self, web: subprocess.Popen[bytes]) -> subprocess.Popen[bytes] | None:
+        """Keep one worker running until asked to stop (or the web server dies)."""
+        worker, started, quick_deaths = self._start_worker(), time.monotonic(), 0
+        while not self.stopping.is_set() and web.poll() is None:
+            if worker.poll() is None:
+                self.stopping.wait(0.5)
+                continue
+            ran = time.monotonic() - started
+            quick_deaths = 0 if ran >= HEALTHY_AFTER_S else quick_deaths + 1
+            pause = min(MAX_BACKOFF_S, 2.0 ** max(quick_deaths - 1, 0)) if quick_deaths else 0.0
+            self.stderr.write(
+                f"The worker exited with code {worker.returncode} after {ran:.0f} s; "
+                f"starting it again in {pause:.0f} s."
+            )
+            if self.stopping.wait(pause):
+                break
+            worker, started = self._start_worker(), time.monotonic()
+        return worker
+
+    def _stop_all(
+        self, web: subprocess.Popen[bytes], worker: subprocess.Popen[bytes] | None
+    ) -> None:
+        # gunicorn drains on SIGTERM; huey finishes running tasks on SIGINT.
+        for process, sig in ((web, signal.SIGTERM), (worker, signal.SIGINT)):
+            if process is not None and process.poll() is None:
+                process.send_signal(sig)
+        for process in (web, worker):
+            if process is None:
+                continue
             try:
-                worker.wait(timeout=20)
+                process.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
+                process.kill()
+                process.wait()
         self.stdout.write("Stopped the web server and the worker.")
         self.stdout.flush()
