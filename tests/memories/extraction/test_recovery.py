@@ -1,0 +1,93 @@
+"""Recovery in-process: expired leases are released (or given up on), fresh ones kept;
+health reports workers and stuck extractions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from memories.extraction.recovery import recover_extractions
+from memories.extraction.runner import renew_leases, run_extraction
+from memories.models import Extraction
+from memories.services import create_thread, save_message
+from spaceduck.models import WorkerHeartbeat
+
+pytestmark = pytest.mark.django_db
+
+
+def running(lease_in_s: float | None, attempts: int = 1, worker: str = "host:1") -> Extraction:
+    message = save_message(create_thread("user:alice").pk, "user", "I live in Oslo.")
+    lease = None if lease_in_s is None else timezone.now() + timedelta(seconds=lease_in_s)
+    return Extraction.objects.create(
+        message=message,
+        thread_id=message.thread_id,
+        namespace="user:alice",
+        status="running",
+        attempts=attempts,
+        claimed_by=worker,
+        lease_until=lease,
+    )
+
+
+def test_an_expired_lease_is_queued_again_and_then_extracted() -> None:
+    dead = running(lease_in_s=-1)
+    alive = running(lease_in_s=60)
+    recovered = recover_extractions()  # huey immediate: the re-enqueued task runs now
+    assert recovered.requeued == [dead.pk]
+    dead.refresh_from_db()
+    alive.refresh_from_db()
+    assert dead.status == "done"
+    assert dead.attempts == 2
+    assert "lease expired" in dead.errors[0]["error"]
+    assert (alive.status, alive.claimed_by) == ("running", "host:1")
+
+
+def test_a_record_whose_worker_dies_every_time_fails_in_the_end(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.EXTRACTION_RETRIES = 2
+    poison = running(lease_in_s=-1, attempts=3)
+    assert recover_extractions().failed == [poison.pk]
+    poison.refresh_from_db()
+    assert poison.status == "failed"
+    assert poison.lease_until is None
+
+
+def test_a_live_lease_cannot_be_claimed_twice_but_an_expired_one_can() -> None:
+    taken = running(lease_in_s=60)
+    assert run_extraction(taken.pk) is None  # another worker holds it
+    expired = running(lease_in_s=-1)
+    assert run_extraction(expired.pk) is not None
+    expired.refresh_from_db()
+    assert expired.status == "done"
+
+
+def test_the_heartbeat_renews_only_its_own_leases() -> None:
+    mine = running(lease_in_s=1, worker="host:1")
+    theirs = running(lease_in_s=1, worker="host:2")
+    assert renew_leases(worker="host:1") == 1
+    mine.refresh_from_db()
+    theirs.refresh_from_db()
+    assert mine.lease_until > timezone.now() + timedelta(seconds=30)  # type: ignore[operator]
+    assert theirs.lease_until < timezone.now() + timedelta(seconds=2)  # type: ignore[operator]
+
+
+def test_health_reports_workers_and_stuck_extractions(client: Client, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.HUEY_IMMEDIATE = False
+    settings.WORKER_STALE_SECONDS = 30
+    WorkerHeartbeat.objects.create(
+        worker_id="host:9", beat_at=timezone.now() - timedelta(seconds=90)
+    )
+    running(lease_in_s=-5)
+    body = client.get("/api/health").json()
+    assert body["status"] == "degraded"
+    assert body["worker"] == {"alive": 0, "last_heartbeat_seconds_ago": pytest.approx(90, abs=5)}
+    assert body["extractions"]["running"] == 1
+    assert body["extractions"]["expired_leases"] == 1
+    assert "no background worker has beaten for 90 s" in body["problems"][0]
+    assert "1 extraction(s) running with expired leases" in body["problems"]
+    WorkerHeartbeat.objects.filter(worker_id="host:9").update(beat_at=timezone.now())
+    Extraction.objects.update(status="done")
+    body = client.get("/api/health").json()
+    assert (body["status"], body["problems"], body["worker"]["alive"]) == ("ok", [], 1)
