@@ -15,6 +15,7 @@ BENCHMARKS = {
     "embed": "spaceduck.benchmarks.embed",
     "extraction": "spaceduck.benchmarks.extraction",
     "ingest": "spaceduck.benchmarks.ingest",
+    "load": "spaceduck.benchmarks.load",
     "locomo": "spaceduck.benchmarks.locomo",
     "pages": "spaceduck.benchmarks.pages",
     "recall": "spaceduck.benchmarks.recall",
