@@ -35,7 +35,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories import selectors
-from memories.compaction import conversation_tail, is_summary
+from memories.compaction import SUMMARY_MARKER, conversation_tail, covered_until, is_summary
 from memories.extraction.guard import strip_recalled
 from memories.models import (
     Memory,
@@ -120,9 +120,8 @@ def build_context(
     if thread.namespace != namespace:  # the same answer as a missing thread
         raise NotFound(f"thread {thread_id!r} not found")
     now = now or timezone.now()
-    messages = selectors.list_messages(thread.id)
     if query is None:
-        query = last_user_text(messages)
+        query = newest_user_text(thread.id)
     hits: list[RecallHit] = []
     if query and query.strip():
         hits = recall(
@@ -145,7 +144,7 @@ def build_context(
     )
     chosen, over_budget = _choose_memories(constraints, hits, memory_budget)
     block = render_block(chosen)
-    summary, kept = select_history(messages, history_budget)
+    summary, kept = recent_history(thread.id, history_budget)
     history_tokens = sum(estimate_message_tokens(m.content) for m in kept)
     if summary is not None:
         history_tokens += estimate_message_tokens(summary.content)
@@ -165,6 +164,44 @@ def _clean_budget(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput(f"{name} must be an integer >= 0, got {value!r}")
     return value
+
+
+def newest_user_text(thread_id: str) -> str | None:
+    """last_user_text of the whole thread, reading only from its newest message back."""
+    for message in selectors.newest_messages(thread_id, role=MessageRole.USER):
+        if not is_summary(message):
+            return strip_recalled(text_of(message.content)).strip() or None
+    return None
+
+
+def recent_history(thread_id: str, budget: int) -> tuple[Message | None, list[Message]]:
+    """select_history of the whole thread, reading only its recent end: the latest
+    summary by query, then messages newest first until the budget is spent."""
+    summary = selectors.latest_message_with_key(thread_id, SUMMARY_MARKER)
+    boundary = None
+    remaining = budget
+    if summary is not None:
+        boundary = (summary.created_at, summary.pk)
+        covered = covered_until(summary)
+        position = selectors.message_position(thread_id, covered) if covered else None
+        if position is not None and position > boundary:
+            boundary = position
+        cost = estimate_message_tokens(summary.content)
+        if cost <= remaining:
+            remaining -= cost
+        else:
+            summary = None
+    kept: list[Message] = []
+    for message in selectors.newest_messages(thread_id, after=boundary):
+        if is_summary(message):
+            continue
+        cost = estimate_message_tokens(message.content)
+        if cost > remaining:
+            break
+        kept.append(message)
+        remaining -= cost
+    kept.reverse()
+    return summary, kept
 
 
 def last_user_text(messages: Sequence[Message]) -> str | None:

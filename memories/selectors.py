@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -461,3 +461,40 @@ def memory_tombstone(*, memory_id: int) -> MemoryEvent | None:
 def memory_review_count(*, cap: int = COUNT_CAP) -> tuple[int, bool]:
     """Candidates waiting for a person, every namespace: (count, capped)."""
     return memory_count(filters=MemoryFilter(status="candidate"), cap=cap)
+
+
+# --- A thread's recent end, read from the newest message back -------------------------
+# Building context must not cost more as a thread grows: these read the newest
+# messages page by page (the (thread, created_at, id) index, newest first) and
+# stop as soon as the caller has enough.
+
+HISTORY_PAGE = 64
+
+
+def latest_message_with_key(thread_id: str, key: str) -> Message | None:
+    """The newest message of the thread whose provenance has ``key`` (a summary marker)."""
+    found = Message.objects.filter(thread_id=thread_id, provenance__has_key=key)
+    return found.order_by("-created_at", "-id").first()
+
+
+def message_position(thread_id: str, message_id: str) -> tuple[datetime, str] | None:
+    rows = Message.objects.filter(thread_id=thread_id, pk=message_id)
+    return rows.values_list("created_at", "id").first()
+
+
+def newest_messages(
+    thread_id: str, *, after: tuple[datetime, str] | None = None, role: str | None = None
+) -> Iterator[Message]:
+    """The thread's messages newest first (strictly after ``after``), a page at a time."""
+    queryset = Message.objects.filter(thread_id=thread_id)
+    if after is not None:
+        queryset = queryset.filter(_after(after))
+    if role is not None:
+        queryset = queryset.filter(role=role)
+    queryset = queryset.order_by("-created_at", "-id")
+    page = list(queryset[:HISTORY_PAGE])
+    while page:
+        yield from page
+        if len(page) < HISTORY_PAGE:
+            return
+        page = list(queryset.filter(_before((page[-1].created_at, page[-1].pk)))[:HISTORY_PAGE])

@@ -267,3 +267,40 @@ def test_the_api_compacts_on_request_with_the_write_permission(owner: Actor) -> 
     assert body["compacted"] is True
     assert body["summary"]["id"] == body["summary_id"]
     assert Message.objects.filter(thread_id=thread_id).count() == 7  # nothing deleted
+
+
+def test_history_read_from_the_recent_end_equals_the_whole_thread_rule() -> None:
+    """recent_history (paged, newest first) == select_history over every message, for
+    threads with and without summaries, covered ranges and tight or loose budgets."""
+    import random
+
+    from memories.context import (
+        last_user_text,
+        newest_user_text,
+        recent_history,
+        select_history,
+    )
+    from memories.selectors import list_messages
+    from memories.services import create_thread, save_message
+
+    rng = random.Random(7)
+    for case in range(12):
+        thread = create_thread("user:alice", f"case {case}")
+        ids: list[str] = []
+        for i in range(rng.randint(0, 160)):
+            if ids and rng.random() < 0.04:
+                covers = ids[: rng.randint(1, len(ids))]
+                save_message(
+                    thread.pk,
+                    "system",
+                    "Summary " * rng.randint(1, 30),
+                    provenance={"compaction": {"covers": covers}},
+                )
+                continue
+            role = rng.choice(["user", "assistant", "tool"])
+            ids.append(save_message(thread.pk, role, f"m{i} " + "word " * rng.randint(0, 60)).pk)
+        everything = list_messages(thread.pk)
+        for budget in (0, 7, 150, 900, 4000, 100_000):
+            expected = select_history(everything, budget)
+            assert recent_history(thread.pk, budget) == expected, (case, budget)
+        assert newest_user_text(thread.pk) == last_user_text(everything)
