@@ -52,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="length of each round")
     parser.add_argument("--memories", type=int, default=10_000, help="memories seeded first")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--web-workers", type=int, help="gunicorn processes (default: setting)")
+    parser.add_argument("--web-threads", type=int, help="threads per process (default: setting)")
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
@@ -66,7 +68,12 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         "memories": options["memories"],
         "seed": options["seed"],
     }
-    run_child("spaceduck.benchmarks.load", [json.dumps(config)], stdout)
+    server = {
+        f"SPACEDUCK_WEB_{name.upper()}": str(options[f"web_{name}"])
+        for name in ("workers", "threads")
+        if options.get(f"web_{name}")
+    }
+    run_child("spaceduck.benchmarks.load", [json.dumps(config)], stdout, **server)
 
 
 # --- The child: seed, serve, load --------------------------------------------------
@@ -351,9 +358,12 @@ def child_main(config: dict[str, Any]) -> None:
     started = time.perf_counter()
     _seed(config["memories"], namespaces, config["seed"])
     secret, threads = _setup(namespaces)
+    from django.conf import settings
+
     print(
         f"load: {config['memories']} memories over {len(namespaces)} namespaces seeded in "
-        f"{time.perf_counter() - started:.1f} s; server: manage.py serve (gunicorn + worker)"
+        f"{time.perf_counter() - started:.1f} s; server: manage.py serve (gunicorn "
+        f"{settings.WEB_WORKERS}x{settings.WEB_THREADS} + worker)"
     )
     connections.close_all()
     port = _free_port()
