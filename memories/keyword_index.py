@@ -146,3 +146,61 @@ def matching_ids(namespace: str, text: str) -> list[int]:
             [expression],
         ).fetchall()
     return [int(row[0]) for row in rows]
+
+
+# --- Counting and repairing the index (integrity checks, reindex, import) -------
+# The indexed columns of migration 0009 (tests/memories/test_integrity.py checks
+# that this matches the triggers). Each value goes through spaceduck_terms, as the
+# triggers do, so a repaired row is exactly what the insert trigger would write.
+COLUMNS = ("title", "content", "summary", "tags", "context")
+# One %_docsize row per indexed document (FTS5's shadow table; the index is
+# contentless, so its rows cannot be read back, only counted by id).
+INDEXED_IDS_SQL = "SELECT id FROM memories_fts_docsize"
+_TERMS = ", ".join(f"spaceduck_terms(namespace, {column})" for column in COLUMNS)
+_INDEX_SQL = (
+    f"INSERT INTO memories_fts(rowid, {', '.join(COLUMNS)}) "
+    f"SELECT id, {_TERMS} FROM memories_memory WHERE id IN ({{ids}})"
+)
+_DELETE_ROW_SQL = "DELETE FROM memories_fts WHERE rowid = %s"
+_DELETE_ALL_SQL = "INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')"
+_INDEX_ALL_SQL = (
+    f"INSERT INTO memories_fts(rowid, {', '.join(COLUMNS)}) "
+    f"SELECT id, {_TERMS} FROM memories_memory"
+)
+
+
+def count_rows() -> int:
+    """How many documents (memories) the keyword index holds."""
+    with connection.cursor() as cursor:
+        return int(cursor.execute(f"SELECT count(*) FROM ({INDEXED_IDS_SQL})").fetchone()[0])
+
+
+def index_rows(memory_ids: Sequence[int]) -> int:
+    """(Re)index these memories from their rows; returns how many were indexed.
+
+    A memory already indexed is removed first, so this never duplicates a row.
+    Call it inside the caller's transaction when the rows may change meanwhile.
+    """
+    ids = [int(memory_id) for memory_id in memory_ids]
+    if not ids:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.executemany(_DELETE_ROW_SQL, [(memory_id,) for memory_id in ids])
+        cursor.execute(_INDEX_SQL.format(ids=",".join(map(str, ids))))
+        return max(cursor.rowcount, 0)
+
+
+def delete_rows(memory_ids: Sequence[int]) -> None:
+    """Remove these ids' documents from the index (for rows whose memory is gone)."""
+    with connection.cursor() as cursor:
+        cursor.executemany(_DELETE_ROW_SQL, [(int(memory_id),) for memory_id in memory_ids])
+
+
+def rebuild() -> int:
+    """Empty the index and index every memory again; returns how many were indexed."""
+    with connection.cursor() as cursor:
+        cursor.execute(_DELETE_ALL_SQL)
+        cursor.execute(_INDEX_ALL_SQL)
+        count = max(cursor.rowcount, 0)
+    forget_common()
+    return count
