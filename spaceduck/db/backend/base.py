@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import threading
 from collections.abc import Mapping
 from itertools import tee
 from typing import Any
@@ -64,8 +65,51 @@ def load_sqlite_vec(conn: Any) -> None:
         conn.enable_load_extension(False)
 
 
+# One write transaction at a time per process, queued here rather than in SQLite.
+# SQLite makes a blocked BEGIN IMMEDIATE retry on a sleep schedule (1, 2, 5 ... 100 ms),
+# so threads of one process that write at once wait far longer than the transaction
+# ahead of them takes, and not in order; a lock hands over at once, first come first
+# served. Other processes (web workers, the worker) still meet at SQLite's lock.
+_WRITE_LOCK = threading.Lock()
+
+
 class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
     Database = Database
+    _holds_write_lock = False
+
+    def _start_transaction_under_autocommit(self) -> None:
+        timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5.0))
+        if not _WRITE_LOCK.acquire(timeout=timeout):
+            raise Database.OperationalError("database is locked (another thread of this process)")
+        self._holds_write_lock = True
+        try:
+            super()._start_transaction_under_autocommit()
+        except BaseException:
+            self._release_write_lock()
+            raise
+
+    def _release_write_lock(self) -> None:
+        if self._holds_write_lock:
+            self._holds_write_lock = False
+            _WRITE_LOCK.release()
+
+    def _commit(self) -> None:
+        try:
+            super()._commit()
+        finally:
+            self._release_write_lock()
+
+    def _rollback(self) -> None:
+        try:
+            super()._rollback()
+        finally:
+            self._release_write_lock()
+
+    def _close(self) -> None:
+        try:
+            super()._close()
+        finally:
+            self._release_write_lock()
 
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
