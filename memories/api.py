@@ -1,22 +1,36 @@
-"""JSON API for memories: validate, authorise, call selectors/services, shape output."""
+"""JSON API for memories: validate, authorise, call selectors/services, shape output.
+
+Every route declares the errors it can answer with (``error_responses``) and
+the real constraints of its input (lengths, patterns, bounds), so the OpenAPI
+schema says what the services check.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema, Status
+from ninja import Field, Path, Query, Router, Schema, Status
 from ninja.errors import HttpError
-from pydantic import ConfigDict, StrictInt, StrictStr
+from pydantic import AfterValidator, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from memories import lifecycle, selectors, services
 from memories.compaction import compact_conversation
 from memories.context import build_context
-from memories.extraction.types import candidate_from_api
+from memories.extraction.types import CONFIDENCE, IMPORTANCE, candidate_from_api
 from memories.ingest import memory_write, message_ingest
-from memories.models import Extraction, Memory, MemoryKind, MemoryScope, MemoryStatus, Thread
+from memories.models import (
+    Extraction,
+    Memory,
+    MemoryKind,
+    MemoryScope,
+    MemoryStatus,
+    MessageRole,
+    ProcedureSubtype,
+    Thread,
+)
 from memories.recall import RecallQuery, recall
 from spaceduck.access import (
     request_token,
@@ -24,7 +38,17 @@ from spaceduck.access import (
     require_permission,
     resolve_namespace,
 )
-from spaceduck.errors import NotFound
+from spaceduck.errors import NotFound, error_responses
+from spaceduck.limits import (
+    MAX_SQL_INT,
+    ApiDatetime,
+    ApiNamespace,
+    ApiNamespaceSegment,
+    api_choices,
+    api_int,
+    documented,
+)
+from spaceduck.namespaces import WHITESPACE
 from spaceduck.providers import ProviderError
 
 router = Router(tags=["memories"])
@@ -32,6 +56,44 @@ extractions_router = Router(tags=["extractions"])
 skills_router = Router(tags=["skills"])
 facts_router = Router(tags=["facts"])
 threads_router = Router(tags=["threads"])
+
+# The errors each kind of route can answer with (spaceduck.errors.ErrorOut).
+READ_ERRORS = error_responses(401, 403, 404, 422)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 413, 422)
+DELETE_ERRORS = error_responses(401, 403, 404, 422)
+
+
+def _column(model: type[Any], name: str) -> int:
+    """A CharField's max_length: the schema's maxLength is the column's size."""
+    return int(model._meta.get_field(name).max_length)
+
+
+# --- Input types: the constraints the services and the gate check, as the schema says them.
+
+# A row id in the path (memories, extractions): a positive 64-bit integer.
+RowId = Annotated[int, Path(..., ge=1, le=MAX_SQL_INT)]
+MAX_TAG_CHARS = 100
+ContentText = Annotated[
+    StrictStr, Field(min_length=1, max_length=settings.MAX_MEMORY_CONTENT_CHARS)
+]
+TitleText = Annotated[StrictStr, Field(max_length=settings.MAX_MEMORY_TITLE_CHARS)]
+SummaryText = Annotated[StrictStr, Field(max_length=settings.MAX_MEMORY_CONTENT_CHARS)]
+Tags = Annotated[
+    list[Annotated[StrictStr, Field(max_length=MAX_TAG_CHARS)]],
+    Field(max_length=settings.MAX_MEMORY_TAGS),
+]
+ScopeId = Annotated[StrictStr, Field(max_length=_column(Memory, "scope_id"))]
+SourceId = Annotated[StrictStr, Field(max_length=_column(Memory, "source_task_id"))]
+# A number in [0, 1] (an integer too; a numeric string is not a number here).
+Unit = Annotated[StrictFloat, Field(ge=0, le=1)] | Annotated[StrictInt, Field(ge=0, le=1)]
+ImportanceIn = Unit | Literal[tuple(IMPORTANCE)]  # type: ignore[valid-type]
+ConfidenceIn = Unit | Literal[tuple(CONFIDENCE)]  # type: ignore[valid-type]
+KindIn = Literal[tuple(MemoryKind.values)]  # type: ignore[valid-type]
+ScopeIn = Literal[tuple(MemoryScope.values)]  # type: ignore[valid-type]
+SubtypeIn = Literal[("", *ProcedureSubtype.values)]  # type: ignore[valid-type]
+# A task run's write budget; far beyond any real one, well inside 64 bits.
+MAX_MEMORY_WRITES = 1_000_000
+WriteBudget = api_int(ge=0, le=MAX_MEMORY_WRITES)
 
 
 class MemoryOut(Schema):
@@ -64,26 +126,35 @@ class MemoryListOut(Schema):
     memories: list[MemoryOut]
 
 
-def _visible_memory(request: HttpRequest, memory_id: int, permission: str = "read") -> Memory:
+def _visible_memory(
+    request: HttpRequest, memory_id: int, permission: str | None = "read"
+) -> Memory:
+    """The memory, or the same 404 whether it is missing or outside the token's grants;
+    then 403 without ``permission`` (None: the caller checks it)."""
     memory = selectors.memory_get(memory_id=memory_id)
     if memory is None or not request_token(request).grants_namespace(memory.namespace):
         raise HttpError(404, f"memory {memory_id} not found")
-    require_namespace(request, memory.namespace, permission)
+    if permission is not None:
+        require_permission(request, permission)
     return memory
 
 
-@router.get("", response=MemoryListOut)
+KindsFilter = api_choices(MemoryKind.values)
+StatusFilter = api_choices(MemoryStatus.values)
+ScopeFilter = api_choices(MemoryScope.values)
+
+
+@router.get("", response={200: MemoryListOut, **READ_ERRORS})
 def list_memories(
     request: HttpRequest,
-    namespace: str | None = Query(
-        None, description="Defaults to the token's namespace when it is granted exactly one."
-    ),
-    kinds: str | None = Query(None, description="Comma-separated: fact, episode, procedure."),
-    status: str | None = Query(
-        None, description="Comma-separated: candidate, active, superseded, stale, archived."
-    ),
-    scope: str | None = Query(None, description="Comma-separated: global, project, thread."),
-    limit: int = Query(selectors.MEMORY_LIST_LIMIT, description=f"1..{selectors.MEMORY_LIST_MAX}"),
+    namespace: Annotated[
+        ApiNamespace | None,
+        Query(None, description="Defaults to the token's namespace when it is its only one."),
+    ] = None,
+    kinds: Annotated[KindsFilter | None, Query(None)] = None,
+    status: Annotated[StatusFilter | None, Query(None)] = None,
+    scope: Annotated[ScopeFilter | None, Query(None)] = None,
+    limit: int = Query(selectors.MEMORY_LIST_LIMIT, ge=1, le=selectors.MEMORY_LIST_MAX),
 ) -> Any:
     """Memories of one namespace, newest ``updated_at`` first."""
     canonical = resolve_namespace(request, namespace, "read")
@@ -108,14 +179,28 @@ class SearchOut(Schema):
     memories: list[SearchHitOut]
 
 
-@router.get("/search", response=SearchOut)
+def _recall_text(text: str) -> str:
+    if not text.strip():
+        raise ValueError("q is required: the text to recall memories for")
+    return text
+
+
+# Something to recall: at least one character other than whitespace.
+QueryText = Annotated[
+    str, AfterValidator(_recall_text), documented({"pattern": f"[^{WHITESPACE}]"})
+]
+
+
+@router.get("/search", response={200: SearchOut, **READ_ERRORS})
 def search_memories(
     request: HttpRequest,
-    q: str | None = Query(None, description="What to recall (literal text)."),
-    namespace: str | None = Query(None, description="Defaults to the token's only namespace."),
-    kinds: str | None = Query(None, description="Comma-separated: fact, episode, procedure."),
-    status: str | None = Query(None, description="Comma-separated; default active."),
-    scope: str | None = Query(None, description="Comma-separated: global, project, thread."),
+    q: Annotated[QueryText, Query(..., description="What to recall (literal text).")],
+    namespace: Annotated[
+        ApiNamespace | None, Query(None, description="Defaults to the token's only namespace.")
+    ] = None,
+    kinds: Annotated[KindsFilter | None, Query(None)] = None,
+    status: Annotated[StatusFilter | None, Query(None, description="Default: active.")] = None,
+    scope: Annotated[ScopeFilter | None, Query(None)] = None,
     thread: str | None = Query(None, description="Thread context: its thread-scoped memories."),
     project: str | None = Query(None, description="Project context: its project memories."),
     top_k: int = Query(10, alias="topK", ge=1, le=100),
@@ -123,8 +208,6 @@ def search_memories(
     include_superseded: bool = Query(False, alias="includeSuperseded"),
 ) -> Any:
     """Hybrid recall (vector + keyword, fused, multiplied); see memories.recall."""
-    if q is None or not q.strip():
-        raise HttpError(422, "q is required: the text to recall memories for")
     canonical = resolve_namespace(request, namespace, "read")
     statuses = selectors.parse_choices(status, MemoryStatus.values, "status") or ["active"]
     query = RecallQuery(
@@ -152,35 +235,39 @@ def search_memories(
     }
 
 
-@router.get("/{int:memory_id}", response=MemoryOut)
-def get_memory(request: HttpRequest, memory_id: int) -> Any:
+@router.get("/{int:memory_id}", response={200: MemoryOut, **READ_ERRORS})
+def get_memory(request: HttpRequest, memory_id: RowId) -> Any:
     return _visible_memory(request, memory_id)
 
 
-@router.delete("/{int:memory_id}", response={204: None})
-def delete_memory(request: HttpRequest, memory_id: int) -> Any:
+@router.delete("/{int:memory_id}", response={204: None, **DELETE_ERRORS})
+def delete_memory(request: HttpRequest, memory_id: RowId) -> Any:
     memory = _visible_memory(request, memory_id, "write")
     services.memory_delete(memory=memory, actor=f"token:{request_token(request).name}")
-    return 204, None
+    return Status(204, None)
 
 
 class MemoryIn(Schema):
-    namespace: StrictStr
-    kind: StrictStr
-    content: StrictStr
-    title: StrictStr = ""
-    summary: StrictStr = ""
-    tags: list[StrictStr] = []
-    importance: float | StrictStr = Field("standard", description="0..1 or a bucket name.")
-    confidence: float | StrictStr = Field("stated", description="0..1 or a bucket name.")
-    procedure_subtype: StrictStr = ""
-    slot: StrictStr = ""
-    scope: StrictStr = "global"
-    scope_id: StrictStr = ""
-    occurred_at: datetime | None = None
-    task_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Task header.")
-    skill_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Skill header.")
-    max_memory_writes: StrictInt | None = Field(None, ge=0)
+    namespace: ApiNamespace
+    kind: Annotated[StrictStr, Field(max_length=_column(Memory, "kind"))] = Field(
+        description="fact, episode or procedure (anything else: decision rejected)."
+    )
+    content: ContentText
+    title: TitleText = ""
+    summary: SummaryText = ""
+    tags: Tags = []
+    importance: ImportanceIn = Field("standard", description="0..1 or a bucket name.")
+    confidence: ConfidenceIn = Field("stated", description="0..1 or a bucket name.")
+    procedure_subtype: Annotated[
+        StrictStr, Field(max_length=_column(Memory, "procedure_subtype"))
+    ] = ""
+    slot: Annotated[StrictStr, Field(max_length=_column(Memory, "slot"))] = ""
+    scope: ScopeIn = "global"
+    scope_id: ScopeId = ""
+    occurred_at: ApiDatetime | None = None
+    task_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    skill_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Skill header.")
+    max_memory_writes: WriteBudget | None = None
 
     model_config = ConfigDict(extra="forbid")
 
@@ -194,20 +281,32 @@ class WriteDecisionOut(Schema):
     details: dict[str, Any]
 
 
+def _unchanged() -> Any:
+    """The default of a field a PATCH may omit (``payload.dict(exclude_unset=True)`` drops
+    it); not shown in the schema, where it would read as "null is a value"."""
+    return Field(None, json_schema_extra=lambda schema: schema.pop("default", None))
+
+
 class MemoryPatchIn(Schema):
-    status: StrictStr | None = None
-    title: StrictStr | None = None
-    content: StrictStr | None = None
-    summary: StrictStr | None = None
-    tags: list[StrictStr] | None = None
-    importance: float | None = Field(None, ge=0, le=1)
-    confidence: float | None = Field(None, ge=0, le=1)
-    kind: StrictStr | None = None
-    procedure_subtype: StrictStr | None = None
-    scope: StrictStr | None = None
-    scope_id: StrictStr | None = None
-    occurred_at: datetime | None = None
-    expires_at: datetime | None = None
+    status: Literal["active", "archived"] | None = Field(
+        None,
+        description="active: approve a candidate (needs only the approve permission), or "
+        "restore an archived or superseded memory; archived: archive it.",
+    )
+    # Absent: unchanged. These columns cannot hold null, so null is refused (422);
+    # only the two dates can be cleared with null.
+    title: TitleText = _unchanged()
+    content: ContentText = _unchanged()
+    summary: SummaryText = _unchanged()
+    tags: Tags = _unchanged()
+    importance: Unit = _unchanged()
+    confidence: Unit = _unchanged()
+    kind: KindIn = _unchanged()
+    procedure_subtype: SubtypeIn = _unchanged()
+    scope: ScopeIn = _unchanged()
+    scope_id: ScopeId = _unchanged()
+    occurred_at: ApiDatetime | None = None
+    expires_at: ApiDatetime | None = None
 
     model_config = ConfigDict(extra="forbid")
 
@@ -230,7 +329,7 @@ def _actor(request: HttpRequest) -> str:
     return f"token:{request_token(request).name}"
 
 
-@router.post("", response={200: WriteDecisionOut, 201: WriteDecisionOut})
+@router.post("", response={200: WriteDecisionOut, 201: WriteDecisionOut, **WRITE_ERRORS})
 def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
     namespace = require_namespace(request, payload.namespace, "write")
     task_id, skill_id = task_and_skill(request, payload.task_id, payload.skill_id)
@@ -256,11 +355,17 @@ def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
     return Status(201 if verdict.decision == "stored" else 200, body)
 
 
-@router.patch("/{int:memory_id}", response=MemoryOut)
-def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn) -> Any:
-    memory = _visible_memory(request, memory_id, "write")
+def _approval_only(memory: Memory, changes: dict[str, Any], status: str | None) -> bool:
+    return not changes and status == "active" and memory.status == MemoryStatus.CANDIDATE
+
+
+@router.patch("/{int:memory_id}", response={200: MemoryOut, **WRITE_ERRORS})
+def patch_memory(request: HttpRequest, memory_id: RowId, payload: MemoryPatchIn) -> Any:
+    memory = _visible_memory(request, memory_id, None)
     changes = payload.dict(exclude_unset=True)
     status = changes.pop("status", None)
+    # Approving a candidate is a reviewer's decision: approve alone is enough for it.
+    require_permission(request, "approve" if _approval_only(memory, changes, status) else "write")
     if changes:
         memory = lifecycle.memory_edit(memory=memory, changes=changes, actor=_actor(request))
     if status is not None:
@@ -273,8 +378,8 @@ def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn) -
     return memory
 
 
-@router.get("/{int:memory_id}/history", response=HistoryOut)
-def memory_history(request: HttpRequest, memory_id: int) -> Any:
+@router.get("/{int:memory_id}/history", response={200: HistoryOut, **READ_ERRORS})
+def memory_history(request: HttpRequest, memory_id: RowId) -> Any:
     memory = _visible_memory(request, memory_id)
     return {"events": list(selectors.memory_history(memory_id=memory.pk))}
 
@@ -298,12 +403,12 @@ class ExtractionOut(Schema):
     finished_at: datetime | None
 
 
-@extractions_router.get("/{int:extraction_id}", response=ExtractionOut)
-def get_extraction(request: HttpRequest, extraction_id: int) -> Any:
+@extractions_router.get("/{int:extraction_id}", response={200: ExtractionOut, **READ_ERRORS})
+def get_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
     record = Extraction.objects.filter(pk=extraction_id).first()
     if record is None or not request_token(request).grants_namespace(record.namespace):
         raise HttpError(404, f"extraction {extraction_id} not found")
-    require_namespace(request, record.namespace, "read")
+    require_permission(request, "read")
     return record
 
 
@@ -311,8 +416,17 @@ class PurgedOut(Schema):
     deleted: int
 
 
-@skills_router.delete("/{skill_id}/memories", response=PurgedOut)
-def purge_skill(request: HttpRequest, skill_id: str) -> Any:
+# A skill id: up to 255 characters, not only whitespace (one URL path segment).
+SkillId = Annotated[
+    str,
+    Path(..., max_length=_column(Memory, "source_skill_id"), pattern=f"[^{WHITESPACE}]"),
+]
+
+
+@skills_router.delete(
+    "/{skill_id}/memories", response={200: PurgedOut, **error_responses(401, 403, 422)}
+)
+def purge_skill(request: HttpRequest, skill_id: SkillId) -> Any:
     require_permission(request, "write")
     token = request_token(request)
     namespaces = [
@@ -333,8 +447,10 @@ def purge_skill(request: HttpRequest, skill_id: str) -> Any:
 class FactIn(Schema):
     # No default: a body without "value" is a 422, while "value": null stores
     # JSON null, which is a valid fact value.
-    value: Any
-    ttl_ms: StrictInt | None = None
+    value: Any = Field(
+        description="Any JSON value, at most SPACEDUCK_MAX_FACT_VALUE_BYTES as compact JSON."
+    )
+    ttl_ms: api_int(ge=0, le=services.MAX_TTL_MS) | None = None
     provenance: dict[str, Any] | None = None
 
     model_config = ConfigDict(extra="forbid")
@@ -355,14 +471,25 @@ class FactListOut(Schema):
     facts: list[FactOut]
 
 
-@facts_router.get("", response=FactListOut)
-def list_facts(request: HttpRequest, namespace: str) -> Any:
+FactKey = Annotated[
+    str,
+    Path(
+        ...,
+        max_length=selectors.MAX_FACT_KEY_LENGTH,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="May contain '/'; percent-encode '?', '#' and '%'.",
+    ),
+]
+
+
+@facts_router.get("", response={200: FactListOut, **READ_ERRORS})
+def list_facts(request: HttpRequest, namespace: ApiNamespace) -> Any:
     canonical = require_namespace(request, namespace, "read")
     return {"facts": selectors.list_facts(canonical)}
 
 
-@facts_router.get("/{namespace}/{path:key}", response=FactOut)
-def get_fact(request: HttpRequest, namespace: str, key: str) -> Any:
+@facts_router.get("/{namespace}/{path:key}", response={200: FactOut, **READ_ERRORS})
+def get_fact(request: HttpRequest, namespace: ApiNamespaceSegment, key: FactKey) -> Any:
     canonical = require_namespace(request, namespace, "read")
     fact = selectors.get_fact(canonical, key)
     if fact is None:  # missing and expired look the same
@@ -370,27 +497,39 @@ def get_fact(request: HttpRequest, namespace: str, key: str) -> Any:
     return fact
 
 
-@facts_router.put("/{namespace}/{path:key}", response=FactOut)
-def put_fact(request: HttpRequest, namespace: str, key: str, payload: FactIn) -> Any:
+@facts_router.put("/{namespace}/{path:key}", response={200: FactOut, **WRITE_ERRORS})
+def put_fact(
+    request: HttpRequest, namespace: ApiNamespaceSegment, key: FactKey, payload: FactIn
+) -> Any:
     canonical = require_namespace(request, namespace, "write")
     return services.set_fact(
         canonical, key, payload.value, ttl_ms=payload.ttl_ms, provenance=payload.provenance
     )
 
 
-@facts_router.delete("/{namespace}/{path:key}", response={204: None})
-def delete_fact(request: HttpRequest, namespace: str, key: str) -> Any:
+@facts_router.delete("/{namespace}/{path:key}", response={204: None, **DELETE_ERRORS})
+def delete_fact(request: HttpRequest, namespace: ApiNamespaceSegment, key: FactKey) -> Any:
     canonical = require_namespace(request, namespace, "write")
     services.delete_fact(canonical, key)  # idempotent: a missing key is fine
-    return None
+    return Status(204, None)
 
 
 # --- Threads and messages ---------------------------------------------------------
 
 
 class ThreadIn(Schema):
-    namespace: StrictStr
-    title: StrictStr | None = None
+    namespace: ApiNamespace
+    title: (
+        Annotated[
+            StrictStr,
+            Field(
+                max_length=services.MAX_THREAD_TITLE_LENGTH,
+                pattern=r"^[^\x00-\x1f]*$",
+                description="One line; surrounding spaces are dropped.",
+            ),
+        ]
+        | None
+    ) = None
 
     model_config = ConfigDict(extra="forbid")
 
@@ -407,15 +546,33 @@ class ThreadListOut(Schema):
     threads: list[ThreadOut]
 
 
+# A message's content: text or any JSON value except null (the server rejects null).
+MessageContent = StrictStr | StrictBool | StrictInt | StrictFloat | list[Any] | dict[str, Any]
+# Message and thread ids: 1..64 characters, no control characters.
+MessageId = Annotated[
+    StrictStr,
+    documented(
+        {
+            "minLength": 1,
+            "maxLength": selectors.MAX_MESSAGE_ID_LENGTH,
+            "pattern": r"^[^\x00-\x1f\x7f]+$",
+        }
+    ),
+]
+
+
 class MessageIn(Schema):
-    role: StrictStr
-    content: Any  # required; text or any JSON value except null
-    id: StrictStr | None = None
-    created_at: datetime | None = None
+    role: Annotated[StrictStr, documented({"enum": list(MessageRole.values)})]
+    content: MessageContent = Field(
+        description="Text or any JSON value except null; at most SPACEDUCK_MAX_MESSAGE_BYTES "
+        "(the text's UTF-8, or compact JSON)."
+    )
+    id: MessageId | None = Field(None, description="Saving an existing id replaces it.")
+    created_at: ApiDatetime | None = None
     provenance: dict[str, Any] | None = None
-    task_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Task header.")
-    skill_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Skill header.")
-    max_memory_writes: StrictInt | None = Field(None, ge=0, description="Task write budget.")
+    task_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    skill_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Skill header.")
+    max_memory_writes: WriteBudget | None = Field(None, description="Task write budget.")
 
     model_config = ConfigDict(extra="forbid")
 
@@ -424,7 +581,7 @@ class MessageOut(Schema):
     id: str
     thread_id: str
     role: str
-    content: Any
+    content: MessageContent
     provenance: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
@@ -447,13 +604,19 @@ class MessageListOut(Schema):
 
 
 class MessageIdsIn(Schema):
-    ids: list[StrictStr]
+    ids: list[StrictStr] = Field(description="Ids of other threads and unknown ids are ignored.")
 
     model_config = ConfigDict(extra="forbid")
 
 
 class DeletedOut(Schema):
     deleted: int
+
+
+ThreadId = Annotated[
+    str,
+    Path(..., max_length=selectors.MAX_MESSAGE_ID_LENGTH, pattern=r"^[^\x00-\x1f\x7f]+$"),
+]
 
 
 def _visible_thread(request: HttpRequest, thread_id: str, permission: str = "read") -> Thread:
@@ -468,45 +631,58 @@ def _visible_thread(request: HttpRequest, thread_id: str, permission: str = "rea
     return thread
 
 
-@threads_router.post("", response={201: ThreadOut})
+@threads_router.post("", response={201: ThreadOut, **WRITE_ERRORS})
 def create_thread(request: HttpRequest, payload: ThreadIn) -> Any:
     canonical = require_namespace(request, payload.namespace, "write")
-    return services.create_thread(canonical, title=payload.title)
+    return Status(201, services.create_thread(canonical, title=payload.title))
 
 
-@threads_router.get("", response=ThreadListOut)
-def list_threads(request: HttpRequest, namespace: str) -> Any:
+@threads_router.get("", response={200: ThreadListOut, **READ_ERRORS})
+def list_threads(request: HttpRequest, namespace: ApiNamespace) -> Any:
     canonical = require_namespace(request, namespace, "read")
     return {"threads": selectors.list_threads(canonical)}
 
 
-@threads_router.get("/{thread_id}", response=ThreadOut)
-def get_thread(request: HttpRequest, thread_id: str) -> Any:
+@threads_router.get("/{thread_id}", response={200: ThreadOut, **READ_ERRORS})
+def get_thread(request: HttpRequest, thread_id: ThreadId) -> Any:
     return _visible_thread(request, thread_id)
 
 
-@threads_router.delete("/{thread_id}", response={204: None})
-def delete_thread(request: HttpRequest, thread_id: str) -> Any:
+@threads_router.delete("/{thread_id}", response={204: None, **DELETE_ERRORS})
+def delete_thread(request: HttpRequest, thread_id: ThreadId) -> Any:
     thread = _visible_thread(request, thread_id, "write")
     services.delete_thread(thread.id)
-    return None
+    return Status(204, None)
 
 
-@threads_router.get("/{thread_id}/messages", response=MessageListOut)
+Cursor = Annotated[
+    str,
+    Field(
+        max_length=selectors.MAX_MESSAGE_ID_LENGTH,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="A message id of this thread.",
+    ),
+]
+
+
+@threads_router.get("/{thread_id}/messages", response={200: MessageListOut, **READ_ERRORS})
 def list_messages(
     request: HttpRequest,
-    thread_id: str,
-    limit: int | None = None,
-    before: str | None = None,
-    after: str | None = None,
+    thread_id: ThreadId,
+    limit: int | None = Query(None, ge=0, le=MAX_SQL_INT, description="The newest N (or N after)."),
+    before: Annotated[Cursor | None, Query(None)] = None,
+    after: Annotated[Cursor | None, Query(None)] = None,
 ) -> Any:
     thread = _visible_thread(request, thread_id)
     messages = selectors.list_messages(thread.id, limit=limit, before=before, after=after)
     return {"messages": messages}
 
 
-@threads_router.post("/{thread_id}/messages", response={201: MessageSavedOut})
-def save_message(request: HttpRequest, thread_id: str, payload: MessageIn) -> Any:
+@threads_router.post(
+    "/{thread_id}/messages",
+    response={201: MessageSavedOut, **error_responses(400, 401, 403, 404, 409, 413, 422)},
+)
+def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) -> Any:
     thread = _visible_thread(request, thread_id, "write")
     task_id, skill_id = task_and_skill(request, payload.task_id, payload.skill_id)
     ingested = message_ingest(
@@ -523,13 +699,16 @@ def save_message(request: HttpRequest, thread_id: str, payload: MessageIn) -> An
     extraction = ingested.extraction
     if extraction is not None:
         extraction.refresh_from_db(fields=["status"])  # "done" already in immediate mode
-    return {
-        **MessageOut.from_orm(ingested.message).dict(),
-        "extraction": None
-        if extraction is None
-        else {"id": extraction.pk, "status": extraction.status},
-        "memory": "enabled" if settings.MEMORY_ENABLED else "disabled",
-    }
+    return Status(
+        201,
+        {
+            **MessageOut.from_orm(ingested.message).dict(),
+            "extraction": None
+            if extraction is None
+            else {"id": extraction.pk, "status": extraction.status},
+            "memory": "enabled" if settings.MEMORY_ENABLED else "disabled",
+        },
+    )
 
 
 def task_and_skill(
@@ -541,8 +720,8 @@ def task_and_skill(
     return task.strip(), skill.strip()
 
 
-@threads_router.post("/{thread_id}/messages/delete", response=DeletedOut)
-def delete_messages(request: HttpRequest, thread_id: str, payload: MessageIdsIn) -> Any:
+@threads_router.post("/{thread_id}/messages/delete", response={200: DeletedOut, **WRITE_ERRORS})
+def delete_messages(request: HttpRequest, thread_id: ThreadId, payload: MessageIdsIn) -> Any:
     thread = _visible_thread(request, thread_id, "write")
     return {"deleted": services.delete_messages(thread.id, payload.ids)}
 
@@ -551,21 +730,18 @@ def delete_messages(request: HttpRequest, thread_id: str, payload: MessageIdsIn)
 
 context_router = Router(tags=["context"])
 MAX_CONTEXT_BUDGET = 1_000_000
+Budget = api_int(ge=0, le=MAX_CONTEXT_BUDGET)
 
 
 class ContextIn(Schema):
-    namespace: StrictStr | None = Field(None, description="Defaults to the token's only one.")
-    thread_id: StrictStr
-    project_id: StrictStr | None = None
+    namespace: ApiNamespace | None = Field(None, description="Defaults to the token's only one.")
+    thread_id: MessageId
+    project_id: ScopeId | None = None
     query: StrictStr | None = Field(None, description="Default: the last user message.")
-    memory_budget: StrictInt | None = Field(
-        None, ge=0, le=MAX_CONTEXT_BUDGET, description="Tokens; default 2000."
-    )
-    history_budget: StrictInt | None = Field(
-        None, ge=0, le=MAX_CONTEXT_BUDGET, description="Tokens; default 4000."
-    )
-    task_id: StrictStr | None = Field(None, description="Or the X-Spaceduck-Task header.")
-    compact: bool = Field(
+    memory_budget: Budget | None = Field(None, description="Tokens; default 2000.")
+    history_budget: Budget | None = Field(None, description="Tokens; default 4000.")
+    task_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    compact: StrictBool = Field(
         False,
         description="First summarise the thread's older messages if it passes 85% of the "
         "history budget (needs the write permission; calls the chat LLM).",
@@ -603,7 +779,7 @@ class ContextOut(Schema):
     token_estimate: ContextTokensOut
 
 
-@context_router.post("", response=ContextOut)
+@context_router.post("", response={200: ContextOut, **WRITE_ERRORS, **error_responses(502)})
 def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
     """The memory block (system prompt) and history for an agent's next turn."""
     canonical = resolve_namespace(request, payload.namespace, "read")

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from spaceduck.errors import InvalidInput, NotFound
+from spaceduck.limits import MAX_SQL_INT, has_lone_surrogate
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
 
 MEMORY_LIST_LIMIT = 200
@@ -109,6 +110,8 @@ def clean_fact_key(key: object) -> str:
         raise InvalidInput(f"fact key is longer than {MAX_FACT_KEY_LENGTH} characters")
     if _has_control_characters(key):
         raise InvalidInput("fact key must not contain control characters")
+    if has_lone_surrogate(key):
+        raise InvalidInput("fact key is not valid Unicode text (lone surrogate)")
     return key
 
 
@@ -119,6 +122,8 @@ def clean_message_id(message_id: object, what: str = "message id") -> str:
         raise InvalidInput(f"{what} is longer than {MAX_MESSAGE_ID_LENGTH} characters")
     if _has_control_characters(message_id):
         raise InvalidInput(f"{what} must not contain control characters")
+    if has_lone_surrogate(message_id):
+        raise InvalidInput(f"{what} is not valid Unicode text (lone surrogate)")
     return message_id
 
 
@@ -126,8 +131,11 @@ def clean_limit(limit: object) -> int | None:
     # bool is an int subclass; True as a limit is a caller bug, not "1".
     if limit is None:
         return None
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InvalidInput(f"limit must be a non-negative integer or None, got {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_SQL_INT:
+        raise InvalidInput(
+            f"limit must be a non-negative integer (at most {MAX_SQL_INT}) or None, "
+            f"got {limit!r:.40}"
+        )
     return limit
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import JSONField, Value
 from django.utils import timezone
@@ -30,6 +31,7 @@ from memories.models import (
 from memories.selectors import clean_fact_key, clean_message_id, clean_namespace, get_thread
 from spaceduck.db.fast import fast_insert
 from spaceduck.errors import Conflict, InvalidInput
+from spaceduck.limits import check_datetime, check_json_value, check_size, check_text, json_size
 from spaceduck.namespaces import normalize_namespace
 from spaceduck.providers import get_embedder
 
@@ -141,6 +143,9 @@ def memory_delete(*, memory: Memory, actor: str, reason: str = "") -> None:
 # ``expires_at`` and (on insert) ``created_at`` always agree.
 
 MAX_THREAD_TITLE_LENGTH = 500
+# A TTL longer than a century is a fact that should not expire; far longer ones
+# would push expires_at past what a datetime holds.
+MAX_TTL_MS = 100 * 366 * 24 * 3600 * 1000
 # SQLite's limit on bound parameters is 999 in old builds (32766 in new ones);
 # chunks of 500 stay well under either, with room for the query's own params.
 DELETE_CHUNK_SIZE = 500
@@ -168,6 +173,12 @@ def set_fact(
     """
     namespace, key = clean_namespace(ns), clean_fact_key(key)
     stored = _json_copy(value, "fact value")
+    check_size(
+        json_size(stored),
+        limit=settings.MAX_FACT_VALUE_BYTES,
+        field="fact value (as compact JSON)",
+        setting="SPACEDUCK_MAX_FACT_VALUE_BYTES",
+    )
     ttl_ms = _clean_ttl(ttl_ms)
     provenance = _clean_provenance(provenance)
     now = timezone.now()
@@ -243,6 +254,13 @@ def save_message(
     stored = _json_copy(content, "message content")
     if stored is None:
         raise InvalidInput("message content must be text or a JSON value other than null")
+    # The limit also bounds the worker's extraction time per message.
+    check_size(
+        json_size(stored),
+        limit=settings.MAX_MESSAGE_BYTES,
+        field="message content",
+        setting="SPACEDUCK_MAX_MESSAGE_BYTES",
+    )
     message_id = new_id() if id is None else clean_message_id(id)
     created_at = _clean_created_at(created_at)
     provenance = _clean_provenance(provenance)
@@ -295,12 +313,15 @@ def _json_copy(value: Any, what: str) -> Any:
 
     ``allow_nan=False`` because NaN and Infinity are not JSON. Round-tripping
     also turns tuples into lists and non-string keys into strings up front, so
-    the caller gets back exactly what later reads return.
+    the caller gets back exactly what later reads return. Then every string must
+    be valid Unicode text and the nesting shallow (spaceduck.limits), as the
+    JSON API's edge requires of request bodies.
     """
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
+        copy = json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+    return check_json_value(copy, field=what)
 
 
 def _storable(value: Any) -> Any:
@@ -314,6 +335,8 @@ def _clean_ttl(ttl_ms: object) -> int | None:
         return None
     if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
         raise InvalidInput(f"ttl_ms must be a non-negative integer or None, got {ttl_ms!r}")
+    if ttl_ms > MAX_TTL_MS:
+        raise InvalidInput(f"ttl_ms {ttl_ms} is too large: at most {MAX_TTL_MS} (a century)")
     return ttl_ms
 
 
@@ -347,7 +370,7 @@ def _clean_title(title: object) -> str:
         return ""
     if not isinstance(title, str):
         raise InvalidInput(f"thread title must be a string or None, got {title!r}")
-    title = title.strip()
+    title = check_text(title, field="thread title").strip()
     if len(title) > MAX_THREAD_TITLE_LENGTH:
         raise InvalidInput(f"thread title is longer than {MAX_THREAD_TITLE_LENGTH} characters")
     if any(ord(ch) < 32 for ch in title):
@@ -368,7 +391,7 @@ def _clean_created_at(created_at: object) -> datetime | None:
         raise InvalidInput(f"created_at must be a datetime, got {created_at!r}")
     if timezone.is_naive(created_at):
         raise InvalidInput("created_at must be timezone-aware (e.g. 2024-05-01T12:00:00Z)")
-    return created_at
+    return check_datetime(created_at, field="created_at")
 
 
 def _append_time(thread: Thread, now: datetime) -> datetime:
@@ -394,5 +417,5 @@ def _clean_ids(ids: object) -> list[str]:
     for message_id in ids:
         if not isinstance(message_id, str):
             raise InvalidInput(f"every message id must be a string, got {message_id!r:.80}")
-        unique[message_id] = None
+        unique[check_text(message_id, field="message id")] = None
     return list(unique)

@@ -3,42 +3,95 @@
 The approval gate lives here because it is about who calls: a token without
 ``approve`` may save notes, but it cannot make knowledge replace knowledge on
 its own (a superseding note from it is saved as ``pending``), nor accept,
-reject, or reopen a decided note.
+reject, or reopen a decided note. Deciding is what ``approve`` is for: a token
+with only ``approve`` may decide a note's status (and gets the note back).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from django.conf import settings
 from django.http import HttpRequest
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Path, Query, Router, Schema, Status
 from ninja.errors import HttpError
 
 from notes import selectors, services
 from notes.models import Note
 from spaceduck.access import request_token, require_namespace, require_permission
-from spaceduck.errors import NotFound
+from spaceduck.errors import NotFound, error_responses
+from spaceduck.limits import ApiNamespace, choices_pattern, documented
 from spaceduck.models import ApiToken
+from spaceduck.namespaces import NAMESPACE_KINDS, WHITESPACE
 
 router = Router(tags=["notes"])
 
+READ_ERRORS = error_responses(401, 403, 404, 422)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 422)
+
+# --- Input types: what notes.services checks, as the schema says it (the services'
+# messages answer; these only document).
+_NO_NUL = "^[^\\x00]*$"
+_NOT_BLANK = f"^[^\\x00]*[^\\x00{WHITESPACE}][^\\x00]*$"
+NoteId = Annotated[
+    str,
+    documented(
+        {
+            "minLength": 1,
+            "maxLength": services.MAX_ID_LENGTH,
+            "pattern": f"^[^/\\x00-\\x1f{WHITESPACE}]+$",
+            "description": "No '/', spaces or control characters.",
+        }
+    ),
+]
+NoteBody = Annotated[
+    str,
+    documented(
+        {
+            "maxLength": settings.MAX_NOTE_BODY_BYTES,
+            "pattern": _NOT_BLANK,
+            "description": "Not blank; at most SPACEDUCK_MAX_NOTE_BODY_BYTES bytes of UTF-8.",
+        }
+    ),
+]
+NoteTag = Annotated[str, documented({"maxLength": services.MAX_TAG_LENGTH, "pattern": _NOT_BLANK})]
+NoteStatusIn = Annotated[str, documented({"enum": list(services.STATUSES)})]
+NamespaceKind = Annotated[str, documented({"enum": list(NAMESPACE_KINDS)})]
+StatusFilter = Annotated[
+    str,
+    documented(
+        {
+            "pattern": choices_pattern([*services.STATUSES, selectors.ANY_STATUS], blanks=False),
+            "description": "Comma-separated statuses, or 'any'. Default: accepted.",
+        }
+    ),
+]
+
 
 class NoteIn(Schema):
-    namespace: str
-    body: str
-    kind: str | None = None
-    tags: list[str] | None = None
-    author: str | None = Field(None, description="Defaults to the token, as `token:<name>`.")
-    status: str | None = Field(
+    namespace: ApiNamespace
+    body: NoteBody
+    kind: (
+        Annotated[str, documented({"maxLength": services.MAX_KIND_LENGTH, "pattern": _NO_NUL})]
+        | None
+    ) = None
+    tags: Annotated[list[NoteTag], Field(max_length=services.MAX_TAGS)] | None = None
+    author: (
+        Annotated[str, documented({"maxLength": services.MAX_AUTHOR_LENGTH, "pattern": _NO_NUL})]
+        | None
+    ) = Field(None, description="Defaults to the token, as `token:<name>`.")
+    status: NoteStatusIn | None = Field(
         None,
         description="accepted (default), pending or rejected. Without the `approve` "
         "permission a note with `supersedes` defaults to pending and cannot be "
         "saved as accepted or rejected.",
     )
-    supersedes: list[str] | None = None
+    supersedes: list[NoteId] | None = Field(
+        None, description="Ids of notes of the same namespace (at most 100)."
+    )
     provenance: dict[str, Any] | None = None
-    id: str | None = Field(None, description="Your id for the note; saving it again is a no-op.")
+    id: NoteId | None = Field(None, description="Your id for the note; saving it again is a no-op.")
 
 
 class NoteOut(Schema):
@@ -69,7 +122,7 @@ class NoteSearchOut(Schema):
 
 
 class StatusIn(Schema):
-    status: str
+    status: NoteStatusIn
 
 
 class SearchEnabledOut(Schema):
@@ -101,16 +154,18 @@ def _notes_out(notes: list[Note]) -> list[dict[str, Any]]:
     return [_note_out(note, edges[note.pk]) for note in notes]
 
 
-def _visible_note(request: HttpRequest, note_id: str) -> Note:
-    """The note if the token may read its namespace; otherwise 404, exactly like a
-    missing note, so ids in other namespaces cannot be probed."""
+def _visible_note(request: HttpRequest, note_id: str, permission: str | None = "read") -> Note:
+    """The note if the token is granted its namespace; otherwise 404, exactly like a
+    missing note, so ids in other namespaces cannot be probed. Then 403 without
+    ``permission`` (None: the caller checks it)."""
     try:
         note = selectors.get_note(note_id)
     except NotFound:
         note = None
     if note is None or not request_token(request).grants_namespace(note.namespace):
         raise HttpError(404, f"note {note_id!r} not found")
-    require_namespace(request, note.namespace, "read")
+    if permission is not None:
+        require_permission(request, permission)
     return note
 
 
@@ -134,8 +189,10 @@ def _granted_namespaces(token: ApiToken, kind: str) -> list[str] | None:
     return [grant for grant in token.namespaces if grant.partition(":")[0] == kind]
 
 
-@router.post("/search/{kind}/enable", response=SearchEnabledOut)
-def enable_search(request: HttpRequest, kind: str) -> Any:
+@router.post(
+    "/search/{kind}/enable", response={200: SearchEnabledOut, **error_responses(401, 403, 422)}
+)
+def enable_search(request: HttpRequest, kind: Annotated[NamespaceKind, Path(...)]) -> Any:
     # Enabling indexes every namespace of the kind and adds work to every later
     # write in it, so it takes a grant on the whole kind, not on one namespace.
     kind = services.check_namespace_kind(kind)
@@ -156,14 +213,14 @@ def enable_search(request: HttpRequest, kind: str) -> Any:
     }
 
 
-@router.get("/search", response=NoteSearchOut)
+@router.get("/search", response={200: NoteSearchOut, **READ_ERRORS})
 def search(
     request: HttpRequest,
-    kind: str,
+    kind: NamespaceKind,
     q: str,
-    limit: int = 20,
-    namespace: str | None = None,
-    status: str | None = None,
+    limit: int = Query(20, ge=1, le=selectors.MAX_SEARCH_LIMIT),
+    namespace: ApiNamespace | None = None,
+    status: StatusFilter | None = None,
     include_superseded: bool = False,
 ) -> Any:
     namespaces: list[str] | None = None
@@ -189,7 +246,7 @@ def search(
 # --- notes --------------------------------------------------------------------
 
 
-@router.post("", response={200: NoteOut, 201: NoteOut})
+@router.post("", response={200: NoteOut, 201: NoteOut, **WRITE_ERRORS})
 def create_note(request: HttpRequest, payload: NoteIn) -> Any:
     namespace = require_namespace(request, payload.namespace, "write")
     status = services.gated_status(
@@ -211,11 +268,11 @@ def create_note(request: HttpRequest, payload: NoteIn) -> Any:
     return Status(201 if saved.created else 200, _notes_out([saved.note])[0])
 
 
-@router.get("", response=NoteListOut)
+@router.get("", response={200: NoteListOut, **READ_ERRORS})
 def list_notes(
     request: HttpRequest,
-    namespace: str,
-    status: str | None = None,
+    namespace: ApiNamespace,
+    status: StatusFilter | None = None,
     include_superseded: bool = False,
     kind: str | None = None,
 ) -> Any:
@@ -229,16 +286,20 @@ def list_notes(
     return {"notes": _notes_out(list(notes))}
 
 
-@router.get("/{note_id}", response=NoteOut)
-def get_note(request: HttpRequest, note_id: str) -> Any:
+@router.get("/{note_id}", response={200: NoteOut, **READ_ERRORS})
+def get_note(request: HttpRequest, note_id: Annotated[NoteId, Path(...)]) -> Any:
     return _notes_out([_visible_note(request, note_id)])[0]
 
 
-@router.post("/{note_id}/status", response=NoteOut)
-def set_status(request: HttpRequest, note_id: str, payload: StatusIn) -> Any:
+@router.post("/{note_id}/status", response={200: NoteOut, **WRITE_ERRORS})
+def set_status(
+    request: HttpRequest, note_id: Annotated[NoteId, Path(...)], payload: StatusIn
+) -> Any:
+    """Deciding (accepting, rejecting, or reopening a decided note) needs only the
+    `approve` permission; other changes need `write`."""
     new_status = services.check_status(payload.status)
-    note = _visible_note(request, note_id)
+    note = _visible_note(request, note_id, None)
     needs_approval = services.status_change_needs_approval(note.status, new_status)
-    require_namespace(request, note.namespace, "approve" if needs_approval else "write")
+    require_permission(request, "approve" if needs_approval else "write")
     updated = services.set_note_status(note.uid, new_status, by=_by(request))
     return _notes_out([updated])[0]

@@ -12,11 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession, new_uid
 from spaceduck.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from spaceduck.limits import check_json_value, check_size, utf8_size
 from spaceduck.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
 
 STATUSES: tuple[str, ...] = tuple(NoteStatus.values)
@@ -126,11 +128,11 @@ def _check_provenance(value: object) -> dict[str, Any] | None:
         # Strict JSON: no NaN/Infinity (SQLite's JSON functions reject them), no
         # lone surrogates, only string keys, only JSON types.
         json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"provenance must be JSON-serialisable: {exc}") from None
     if any(not isinstance(key, str) for key in value):
         raise InvalidInput("provenance keys must be strings")
-    return value
+    return check_json_value(value, field="provenance")
 
 
 # --- notes --------------------------------------------------------------------
@@ -283,6 +285,12 @@ def _note_fields(
     text = check_text(body, field="body")
     if not text.strip():
         raise InvalidInput("body must not be empty")
+    check_size(
+        utf8_size(text),
+        limit=settings.MAX_NOTE_BODY_BYTES,
+        field="note body",
+        setting="SPACEDUCK_MAX_NOTE_BODY_BYTES",
+    )
     return {
         "namespace": canonical,
         "namespace_kind": canonical.partition(":")[0],

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja.errors import HttpError
 from ninja.security import HttpBearer
 
+from spaceduck.errors import InvalidInput, NotFound, PermissionDenied
 from spaceduck.models import ApiToken
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
 from spaceduck.tokens import token_authenticate
@@ -32,10 +32,10 @@ def require_namespace(request: HttpRequest, namespace: str, permission: str = "r
     try:
         canonical = normalize_namespace(namespace)
     except InvalidNamespace as exc:
-        raise HttpError(422, f"invalid namespace: {exc}") from None
+        raise InvalidInput(f"invalid namespace: {exc}") from None
     token = request_token(request)
     if not token.grants_namespace(canonical):
-        raise HttpError(404, f"namespace {canonical!r} not found")
+        raise NotFound(f"namespace {canonical!r} not found")
     require_permission(request, permission)
     return canonical
 
@@ -51,15 +51,17 @@ def resolve_namespace(request: HttpRequest, namespace: str | None, permission: s
         grants = list(request_token(request).namespaces)
         if len(grants) != 1 or grants[0].endswith("*"):
             granted = ", ".join(grants) or "none"
-            raise HttpError(
-                422,
+            raise InvalidInput(
                 "namespace is required unless the token is granted exactly one namespace "
-                f"(this token's grants: {granted}); pass namespace=kind:id",
+                f"(this token's grants: {granted}); pass namespace=kind:id"
             )
         namespace = grants[0]
     return require_namespace(request, namespace, permission)
 
 
 def require_permission(request: HttpRequest, permission: str) -> None:
-    if not request_token(request).has_permission(permission):
-        raise HttpError(403, f"this token lacks the {permission!r} permission")
+    """403 naming the missing permission and the ones the token has."""
+    token = request_token(request)
+    if not token.has_permission(permission):
+        held = ", ".join(token.permissions) or "none"
+        raise PermissionDenied(f"this token lacks the {permission!r} permission (it has: {held})")

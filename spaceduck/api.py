@@ -1,38 +1,203 @@
-"""The NinjaAPI root: authentication, error shapes, health, and the app routers."""
+"""The NinjaAPI root: authentication, error shapes, health, and the app routers.
+
+Every answer under ``/api/`` is JSON, errors included: ``{"detail": message}``
+(spaceduck.errors.ErrorOut). The errors are mapped here, once:
+
+- the request body is parsed strictly (``JsonParser``): not JSON or not UTF-8 is
+  400, a lone surrogate anywhere in it (``"\\ud800"``) or nesting deeper than
+  ``limits.MAX_JSON_DEPTH`` is 422, a body over SPACEDUCK_MAX_REQUEST_BYTES is 413;
+- invalid parameters are 422 with one entry per field in ``errors``;
+- ``ServiceError``s carry their own status (spaceduck.errors);
+- unknown routes are 404, a known route with another method 405 (``SpaceduckAPI``);
+- anything unexpected is logged and answered 500 ``internal error``.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.urls import URLPattern, URLResolver, re_path
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Schema
-from ninja.errors import AuthenticationError
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as RequestInvalid
+from ninja.parser import Parser
 
 from spaceduck.access import TokenAuth, request_token
-from spaceduck.errors import ServiceError
+from spaceduck.errors import ERROR_DESCRIPTIONS, ServiceError, error_responses
 from spaceduck.health import health_report
+from spaceduck.limits import check_json_value, printable
 
-api = NinjaAPI(
+logger = logging.getLogger("spaceduck.api")
+
+
+class MalformedBody(ServiceError):
+    status_code = 400
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class JsonParser(Parser):
+    """Request bodies: RFC 8259 JSON in UTF-8, every string valid Unicode text.
+
+    The one check on text at the edge, for every route and field: a lone
+    surrogate would otherwise reach SQLite (which cannot encode it) or come back
+    in a response. ninja wraps a parser's exception in a 400 HttpError, and
+    ``on_http_error`` answers with the wrapped error's own status.
+    """
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        try:
+            data = json.loads(request.body, parse_constant=_no_constants)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+            raise MalformedBody(f"the request body is not valid JSON: {exc}") from None
+        return check_json_value(data, field="body")
+
+
+class SpaceduckAPI(NinjaAPI):
+    """NinjaAPI whose every URL answers JSON: unknown routes, 405s and crashes included."""
+
+    def _get_urls(self) -> list[URLPattern | URLResolver]:
+        patterns = super()._get_urls()
+        for pattern in patterns:
+            if isinstance(pattern, URLPattern):
+                pattern.callback = _json_errors(pattern.callback)
+        # Last: whatever no route matched (Django's own 404 page is HTML).
+        return [*patterns, re_path(r"", _json_errors(_unknown_route), name="unknown-route")]
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(**kwargs)
+        for item in schema["paths"].values():
+            for operation in item.values():
+                for code, response in operation.get("responses", {}).items():
+                    if int(code) in ERROR_DESCRIPTIONS:
+                        response["description"] = ERROR_DESCRIPTIONS[int(code)]
+        return schema
+
+
+api = SpaceduckAPI(
     title="spaceduck",
     version="1",
     description=(
-        "Long-term memory for AI agents. Authenticate with `Authorization: Bearer <token>`."
+        "Long-term memory for AI agents. Authenticate with `Authorization: Bearer <token>`. "
+        'Every error is JSON: `{"detail": "what was wrong and what is accepted"}`.'
     ),
     auth=TokenAuth(),
     urls_namespace="api",
+    parser=JsonParser(),
 )
+
+
+def error_response(request: HttpRequest, status: int, detail: str, **extra: Any) -> HttpResponse:
+    # printable(): a message may quote the caller's input; never echo a lone surrogate.
+    return api.create_response(request, {"detail": printable(detail), **extra}, status=status)
+
+
+def _json_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """``view``, answering JSON where Django or ninja would answer HTML or plain text."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        try:
+            response = view(request, *args, **kwargs)
+        except Http404:
+            return _unknown_route(request)
+        except Exception as exc:  # an error handler itself failed
+            return on_unexpected_error(request, exc)
+        if response.status_code == 405 and "json" not in response.get("Content-Type", ""):
+            allowed = response.get("Allow", "")
+            answer = error_response(
+                request, 405, f"method {request.method} is not allowed here; allowed: {allowed}"
+            )
+            answer["Allow"] = allowed
+            return answer
+        return response
+
+    return wrapper
+
+
+@csrf_exempt  # as every API view: the API authenticates with tokens, never with cookies
+def _unknown_route(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    return error_response(
+        request, 404, f"no API route {request.method} {request.path}; the routes are in /api/docs"
+    )
 
 
 @api.exception_handler(AuthenticationError)
 def on_authentication_error(request: HttpRequest, exc: Exception) -> HttpResponse:
-    return api.create_response(
+    return error_response(
         request,
-        {
-            "detail": "authentication required: send `Authorization: Bearer <token>` "
-            "with a valid, unrevoked API token"
-        },
-        status=401,
+        401,
+        "authentication required: send `Authorization: Bearer <token>` "
+        "with a valid, unrevoked API token",
     )
+
+
+@api.exception_handler(ServiceError)
+def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
+    return error_response(request, exc.status_code, str(exc))
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja turns any exception of the body parser into a generic 400 HttpError.
+    if isinstance(exc.__cause__, ServiceError):
+        return on_service_error(request, exc.__cause__)
+    return error_response(request, exc.status_code, str(exc))
+
+
+def _field_error(error: dict[str, Any]) -> dict[str, Any]:
+    loc = list(error["loc"])
+    if loc[:1] == ["body"] and len(loc) > 1:
+        del loc[1]  # the view's parameter name (``payload``) means nothing to callers
+    # pydantic names the member of a union it tried ("function-after[...]"): noise here.
+    for index, part in enumerate(loc):
+        if isinstance(part, str) and ("[" in part or "(" in part):
+            del loc[index:]
+            break
+    message = str(error["msg"])
+    if error["type"] == "missing":
+        message = f"{loc[-1]} is required"
+    return {"loc": loc, "msg": printable(message), "type": str(error["type"])}
+
+
+@api.exception_handler(RequestInvalid)
+def on_invalid_request(request: HttpRequest, exc: RequestInvalid) -> HttpResponse:
+    errors = [_field_error(error) for error in exc.errors]
+    parts = [".".join(map(str, error["loc"])) + ": " + error["msg"] for error in errors]
+    return error_response(request, 422, "invalid request: " + "; ".join(parts), errors=errors)
+
+
+@api.exception_handler(RequestDataTooBig)
+def on_body_too_big(request: HttpRequest, exc: Exception) -> HttpResponse:
+    return error_response(
+        request,
+        413,
+        f"the request body is over the limit of {settings.MAX_REQUEST_BYTES:,} bytes "
+        "(SPACEDUCK_MAX_REQUEST_BYTES); nothing was saved",
+    )
+
+
+@api.exception_handler(SuspiciousOperation)
+def on_suspicious_request(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # Django's own request limits, e.g. too many query parameters.
+    return error_response(request, 400, f"malformed request: {exc}")
+
+
+@api.exception_handler(Exception)
+def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.error("unexpected error on %s %s", request.method, request.path, exc_info=exc)
+    return error_response(request, 500, "internal error; the server log has the details")
 
 
 class TokenOut(Schema):
@@ -41,7 +206,7 @@ class TokenOut(Schema):
     permissions: list[str]
 
 
-@api.get("/tokens/me", response=TokenOut, tags=["auth"])
+@api.get("/tokens/me", response={200: TokenOut, **error_responses(401)}, tags=["auth"])
 def whoami(request: HttpRequest) -> Any:
     return request_token(request)
 
@@ -50,11 +215,6 @@ def whoami(request: HttpRequest) -> Any:
 def health(request: HttpRequest) -> HttpResponse:
     body, status = health_report()
     return api.create_response(request, body, status=status)
-
-
-@api.exception_handler(ServiceError)
-def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
-    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
 
 
 def _register_routers() -> None:

@@ -60,6 +60,11 @@ def index_words(text: str | None) -> list[str]:
         folded = "".join(
             ch for ch in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(ch)
         )
+        # Folded again: NFKD makes capitals of some caseless letters (U+1D47B MATHEMATICAL
+        # BOLD ITALIC CAPITAL T -> "T", U+210C BLACK-LETTER CAPITAL H -> "H"), and a query
+        # word must be its own index word (keyword_index.phrase checks it). FTS5's
+        # tokenizer folds case as well, so the stored postings do not change.
+        folded = folded.casefold()
     return _WORD.findall(folded)
 
 

@@ -15,8 +15,37 @@ from typing import ClassVar
 
 NAMESPACE_KINDS: tuple[str, ...] = ("workflow", "agent", "user", "global")
 MAX_ENCODED_LENGTH = 255
+# ``kind:*`` is how a token grant says "every namespace of the kind"; as a
+# namespace it would be readable by every such grant, so it holds no data.
+WILDCARD_ID = "*"
 _ESCAPED = re.compile(r"%25|%3A")
 _UNESCAPES = {"%25": "%", "%3A": ":"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# What str.isspace() (and so str.strip()) counts as whitespace, as the body of a
+# regular expression class: for patterns in the OpenAPI schema, where "\s" differs
+# between ECMA 262 and Python.
+WHITESPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def _pattern(*, exclude: str = "") -> str:
+    """A regular expression (ECMA 262 and Python alike) for encoded namespaces.
+
+    It says exactly what ``Namespace.decode`` accepts, apart from the length
+    (``maxLength`` in the schema): a kind, ``:``, and an id of characters other
+    than ``%``, ``:`` and controls, where ``%`` only starts ``%25`` or ``%3A``;
+    no whitespace (as ``str.strip`` sees it) at either end; not ``*`` alone.
+    ``exclude`` adds characters the id cannot hold (``/`` in a URL path segment).
+    """
+    unit = rf"[^%:\x00-\x1f{exclude}]|%25|%3A"
+    edge = rf"[^%:\x00-\x1f{WHITESPACE}{exclude}]|%25|%3A"
+    first = rf"[^%:*\x00-\x1f{WHITESPACE}{exclude}]|%25|%3A"
+    kinds = "|".join(NAMESPACE_KINDS)
+    return rf"^(?:{kinds}):(?:(?:{first})(?:(?:{unit})*(?:{edge}))?|\*(?:{unit})*(?:{edge}))$"
+
+
+# For the OpenAPI schema (bodies and query strings; path segments cannot hold "/").
+NAMESPACE_PATTERN = _pattern()
+NAMESPACE_PATH_PATTERN = _pattern(exclude="/")
 
 
 class InvalidNamespace(ValueError):
@@ -48,6 +77,13 @@ class Namespace:
             raise InvalidNamespace("namespace id must be non-empty, without surrounding spaces")
         if any(ord(ch) < 32 for ch in self.id):
             raise InvalidNamespace("namespace id must not contain control characters")
+        if _SURROGATE.search(self.id):
+            raise InvalidNamespace("namespace id is not valid Unicode text (lone surrogate)")
+        if self.id == WILDCARD_ID:
+            raise InvalidNamespace(
+                f"'{self.kind}:*' is not a namespace: it is the token grant for every "
+                f"{self.kind} namespace; name one namespace, e.g. {self.kind}:alice"
+            )
         if len(self.encode()) > MAX_ENCODED_LENGTH:
             raise InvalidNamespace(f"namespace is longer than {MAX_ENCODED_LENGTH} characters")
 

@@ -240,6 +240,27 @@ COMPACTION_EVERY_MINUTES = env_int("SPACEDUCK_COMPACTION_EVERY_MINUTES", 60, min
 SUMMARIZER_ENABLED = env_bool("SPACEDUCK_SUMMARIZER_ENABLED", False)
 THREAD_MAX_TOKENS = env_optional_int("SPACEDUCK_THREAD_MAX_TOKENS", minimum=0)
 
+# --- Size limits -----------------------------------------------------------------
+# Enforced by the services (API, Python API, CLI and admin alike; spaceduck.limits):
+# over a limit is a 413 (or 422 where the schema declares it) and nothing is written.
+# Extraction time grows with the message, so MAX_MESSAGE_BYTES also bounds a
+# worker's time per message (~1 s at 64 KiB with the heuristic rules).
+MAX_REQUEST_BYTES = env_int("SPACEDUCK_MAX_REQUEST_BYTES", 1024 * 1024, minimum=1024)
+MAX_MESSAGE_BYTES = env_int("SPACEDUCK_MAX_MESSAGE_BYTES", 64 * 1024, minimum=1)
+MAX_NOTE_BODY_BYTES = env_int("SPACEDUCK_MAX_NOTE_BODY_BYTES", 64 * 1024, minimum=1)
+MAX_FACT_VALUE_BYTES = env_int("SPACEDUCK_MAX_FACT_VALUE_BYTES", 64 * 1024, minimum=1)
+# Memories are single statements: the gate rejects longer candidates (never cuts them).
+MAX_MEMORY_CONTENT_CHARS = env_int("SPACEDUCK_MAX_MEMORY_CONTENT_CHARS", 1000, minimum=12)
+MAX_MEMORY_TITLE_CHARS = env_int("SPACEDUCK_MAX_MEMORY_TITLE_CHARS", 200, minimum=1)
+if MAX_MEMORY_TITLE_CHARS > 200:
+    raise ImproperlyConfigured(
+        f"SPACEDUCK_MAX_MEMORY_TITLE_CHARS={MAX_MEMORY_TITLE_CHARS!r} must be between 1 and 200 "
+        "(the title column's size)."
+    )
+MAX_MEMORY_TAGS = env_int("SPACEDUCK_MAX_MEMORY_TAGS", 20, minimum=1)
+# Django reads at most this much of a request body (RequestDataTooBig -> 413 in the API).
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+
 # --- Auth / web ---------------------------------------------------------------
 LOGIN_URL = "admin:login"
 LOGIN_REDIRECT_URL = "/"

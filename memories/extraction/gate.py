@@ -39,6 +39,8 @@ from __future__ import annotations
 import math
 import re
 
+from django.conf import settings
+
 from memories.extraction.types import KINDS, PROCEDURE_SUBTYPES, SLOTS, Candidate, Verdict
 
 
@@ -49,7 +51,8 @@ def _words(text: str) -> frozenset[str]:
 MAX_CANDIDATES = 8
 MIN_WORDS = 3
 MIN_CHARS = 12
-MAX_CONTENT_CHARS = 1000
+# SPACEDUCK_MAX_MEMORY_CONTENT_CHARS (1000): one limit for every memory write, API or extracted.
+MAX_CONTENT_CHARS: int = settings.MAX_MEMORY_CONTENT_CHARS
 MAX_TITLE_CHARS = 120
 MAX_SUMMARY_CHARS = 300
 MAX_TAGS = 4

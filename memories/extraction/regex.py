@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 
 from memories.extraction.gate import IRREGULAR_PAST, has_verb
@@ -375,6 +376,9 @@ def _title_name(value: str) -> str:
 _PRONOUN_I = re.compile(r"\bI(?:'[a-z]+)?\b")
 
 
+# Cached: every name/employer match of a sentence asks, and a run-on sentence of a
+# long message has thousands of them (quadratic: 64 KiB took ~8 s here alone).
+@lru_cache(maxsize=16)
 def _all_lower(sentence: str) -> bool:
     """Typed in lower case (ignoring the pronoun "I" and an auto-capitalised first letter)."""
     return not any(char.isupper() for char in _PRONOUN_I.sub("", sentence[1:]))
@@ -698,8 +702,13 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
 _CLAUSE_TAIL = re.compile(r"[^,;.!?]*([,;.!?]|$)")
 
 
+# How far around a hit its clause is looked for. Real clauses are far shorter;
+# scanning to the sentence's ends made run-on messages quadratic (64 KiB: 33 s).
+MAX_CLAUSE_CHARS = 500
+
+
 def _clause_prefix(sentence: str, start: int) -> str:
-    prefix = sentence[:start]
+    prefix = sentence[max(0, start - MAX_CLAUSE_CHARS) : start]
     last = 0
     for match in _CLAUSE_BREAK.finditer(prefix):
         last = match.end()
@@ -708,7 +717,7 @@ def _clause_prefix(sentence: str, start: int) -> str:
 
 def _in_plain_clause(sentence: str, hit: _Hit) -> bool:
     """The hit's clause is declarative, unhedged and not a question."""
-    tail = _CLAUSE_TAIL.match(sentence, hit.end)
+    tail = _CLAUSE_TAIL.match(sentence, hit.end, hit.end + MAX_CLAUSE_CHARS)
     if tail and tail.group(1) == "?":
         return False
     return not _HEDGE.search(_clause_prefix(sentence, hit.start))

@@ -1,0 +1,241 @@
+"""The limits every front end shares: sizes, text, integers and datetimes.
+
+Sizes are settings (``SPACEDUCK_MAX_*``, read at call time); the other limits
+are what SQLite and Python can hold. The services call the ``check_*``
+functions, so the JSON API, the Python API (spaceduck.store), the CLI and the
+admin refuse the same values with the same messages. Over a size limit is
+``TooLarge`` (413), anything else ``InvalidInput`` (422); both are raised
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, StrictInt, StrictStr, WithJsonSchema
+
+from spaceduck.errors import InvalidInput, TooLarge
+from spaceduck.namespaces import (
+    MAX_ENCODED_LENGTH,
+    NAMESPACE_PATH_PATTERN,
+    NAMESPACE_PATTERN,
+    WHITESPACE,
+)
+
+# SQLite's INTEGER is a signed 64-bit number; Python's int is unbounded.
+MAX_SQL_INT = 2**63 - 1
+# JSON values (message content, fact values, provenance) nest at most this deep.
+# Deeper values are not data anyone means, and each level costs a Python stack
+# frame in every encoder on the way to the database.
+MAX_JSON_DEPTH = 64
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# --- Text -----------------------------------------------------------------------------
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone UTF-16 surrogate (a JSON ``"\\ud800"`` escape does).
+
+    Such a string cannot be encoded as UTF-8, so SQLite cannot store it and
+    JSON encoders choke on it.
+    """
+    return _SURROGATE.search(text) is not None
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, safe to echo in a message."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def check_text(value: str, *, field: str) -> str:
+    """``value`` if it is valid Unicode text, else InvalidInput naming the field."""
+    if has_lone_surrogate(value):
+        raise InvalidInput(f"{field} is not valid Unicode text: it holds a lone surrogate")
+    return value
+
+
+def _children(value: Any, where: str) -> Iterator[tuple[Any, str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and has_lone_surrogate(key):
+                raise InvalidInput(f"{where} has a key that is not valid Unicode text")
+            yield item, f"{where}.{printable(str(key))}"
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield item, f"{where}[{index}]"
+
+
+def check_json_value(value: Any, *, field: str) -> Any:
+    """``value`` if it is JSON data SQLite can store: every string valid Unicode
+    text, nested at most MAX_JSON_DEPTH levels. InvalidInput names where it is not.
+
+    Iterative, so a deep value cannot exhaust the Python stack here.
+    """
+    pending: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while pending:
+        item, where, depth = pending.pop()
+        if isinstance(item, str):
+            check_text(item, field=where)
+        elif isinstance(item, dict | list | tuple):
+            if depth >= MAX_JSON_DEPTH:
+                raise InvalidInput(f"{field} is nested deeper than {MAX_JSON_DEPTH} levels")
+            pending.extend((child, path, depth + 1) for child, path in _children(item, where))
+    return value
+
+
+# --- Sizes ------------------------------------------------------------------------------
+
+
+def utf8_size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON (a string counts as its text)."""
+    if isinstance(value, str):
+        return utf8_size(value)
+    return utf8_size(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def check_size(size: int, *, limit: int, field: str, setting: str) -> None:
+    if size > limit:
+        raise TooLarge(
+            f"{field} is {size:,} bytes, over the limit of {limit:,} bytes ({setting}); "
+            "nothing was saved"
+        )
+
+
+# --- Integers and datetimes --------------------------------------------------------------
+
+
+def check_sql_int(value: int, *, field: str) -> int:
+    if not -MAX_SQL_INT - 1 <= value <= MAX_SQL_INT:
+        raise InvalidInput(f"{field} must fit in 64 bits (at most {MAX_SQL_INT})")
+    return value
+
+
+# Datetimes are stored as naive UTC; converting an offset close to year 1 or 9999
+# to UTC overflows. One day of margin on each side keeps every conversion, and
+# the small steps the services take (+1 µs to keep messages in order), in range.
+EARLIEST_DATETIME = datetime(1, 1, 2, tzinfo=UTC)
+LATEST_DATETIME = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=UTC)
+_RANGE = "between 0001-01-02 and 9999-12-30 (UTC)"
+
+
+def datetime_problem(value: datetime) -> str | None:
+    """Why ``value`` cannot be stored, or None. Naive values are read as UTC."""
+    try:
+        utc = value.astimezone(UTC) if value.utcoffset() is not None else value.replace(tzinfo=UTC)
+    except OverflowError:
+        return f"must lie {_RANGE}"
+    if not EARLIEST_DATETIME <= utc <= LATEST_DATETIME:
+        return f"must lie {_RANGE}"
+    return None
+
+
+def check_datetime(value: datetime, *, field: str) -> datetime:
+    problem = datetime_problem(value)
+    if problem is not None:
+        raise InvalidInput(f"{field} {problem}, got {value.isoformat()}")
+    return value
+
+
+# RFC 3339, which is what the schema's "date-time" format promises: a date, "T", a
+# time and an offset. pydantic alone would also take bare dates, naive times and
+# Unix timestamps, and a naive time would silently be read in the server's zone.
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
+
+
+def _rfc3339_text(value: object) -> object:
+    if isinstance(value, datetime):
+        return value  # already parsed (Python callers)
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+        raise ValueError(
+            "must be an RFC 3339 date-time with a timezone offset, e.g. 2024-05-01T12:00:00Z"
+        )
+    return value
+
+
+def _storable(value: datetime) -> datetime:
+    problem = datetime_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A datetime as the JSON API accepts it (request schemas): RFC 3339, in range.
+ApiDatetime = Annotated[datetime, BeforeValidator(_rfc3339_text), AfterValidator(_storable)]
+
+
+# --- Types for the API's schemas ----------------------------------------------------------
+# They document in the OpenAPI schema what the services check, so a client (or a
+# fuzzer) sees the real rules; the services' checks stay the ones that answer.
+
+
+def documented(schema: dict[str, Any]) -> WithJsonSchema:
+    """A string's schema as the OpenAPI document shows it; the services' checks answer."""
+    return WithJsonSchema({"type": "string", **schema})
+
+
+ApiNamespace = Annotated[
+    StrictStr,
+    documented(
+        {
+            "pattern": NAMESPACE_PATTERN,
+            "maxLength": MAX_ENCODED_LENGTH,
+            "description": "kind:id with kind workflow, agent, user or global; in the id, "
+            "% is written %25 and : is written %3A; kind:* is a token grant, not a namespace.",
+        }
+    ),
+]
+# A namespace as one URL path segment (no "/").
+ApiNamespaceSegment = Annotated[
+    str, documented({"pattern": NAMESPACE_PATH_PATTERN, "maxLength": MAX_ENCODED_LENGTH})
+]
+
+
+def choices_pattern(values: Iterable[str], *, blanks: bool) -> str:
+    """A pattern for a comma-separated list of ``values``, spaces around items allowed.
+
+    ``blanks``: empty items (and an empty list) are allowed, as
+    memories.selectors.parse_choices allows them.
+    """
+    space = f"[{WHITESPACE}]*"
+    item = "(?:" + "|".join(re.escape(value) for value in values) + ")"
+    one = f"{space}(?:{item}{space})?" if blanks else f"{space}{item}{space}"
+    return f"^{one}(?:,{one})*$"
+
+
+def api_choices(values: Iterable[str], *, blanks: bool = True) -> Any:
+    """A comma-separated filter of ``values`` (a query parameter's type)."""
+    values = list(values)
+    return Annotated[
+        str,
+        documented(
+            {
+                "pattern": choices_pattern(values, blanks=blanks),
+                "description": "Comma-separated: " + ", ".join(values) + ".",
+            }
+        ),
+    ]
+
+
+def _integral(value: object) -> object:
+    # JSON Schema counts 3.0 as an integer; Python's json reads it as a float.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def api_int(*, ge: int, le: int) -> Any:
+    """An integer in a JSON body, within [ge, le]: a JSON number without a fraction
+    (3 or 3.0), never a string or a boolean."""
+    return Annotated[StrictInt, Field(ge=ge, le=le), BeforeValidator(_integral)]
