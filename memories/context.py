@@ -26,7 +26,7 @@ counts against the budget).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -191,17 +191,22 @@ def recent_history(thread_id: str, budget: int) -> tuple[Message | None, list[Me
             remaining -= cost
         else:
             summary = None
+    newest_first = selectors.newest_messages(thread_id, after=boundary)
+    return summary, _newest_that_fit((m for m in newest_first if not is_summary(m)), remaining)
+
+
+def _newest_that_fit(newest_first: Iterable[Message], budget: int) -> list[Message]:
+    """The newest messages whose estimates fit ``budget``, stopping at the first that does
+    not, oldest first."""
     kept: list[Message] = []
-    for message in selectors.newest_messages(thread_id, after=boundary):
-        if is_summary(message):
-            continue
+    for message in newest_first:
         cost = estimate_message_tokens(message.content)
-        if cost > remaining:
+        if cost > budget:
             break
         kept.append(message)
-        remaining -= cost
+        budget -= cost
     kept.reverse()
-    return summary, kept
+    return kept
 
 
 def last_user_text(messages: Sequence[Message]) -> str | None:
@@ -344,12 +349,4 @@ def select_history(
             remaining -= cost
         else:
             summary = None
-    kept: list[Message] = []
-    for message in reversed(candidates):
-        cost = estimate_message_tokens(message.content)
-        if cost > remaining:
-            break
-        kept.append(message)
-        remaining -= cost
-    kept.reverse()
-    return summary, kept
+    return summary, _newest_that_fit(reversed(candidates), remaining)
