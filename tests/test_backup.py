@@ -30,6 +30,11 @@ def one(conn: sqlean.Connection, sql: str) -> int:
     return int(conn.execute(sql).fetchone()[0])
 
 
+def one_django(sql: str) -> int:
+    with connection.cursor() as cursor:
+        return int(cursor.execute(sql).fetchone()[0])
+
+
 def consistency(conn: sqlean.Connection) -> dict[str, int]:
     """What must hold in any committed state: one vector, one keyword row, one event per memory."""
     return {
@@ -55,6 +60,12 @@ def consistency(conn: sqlean.Connection) -> dict[str, int]:
 
 @pytest.mark.django_db(transaction=True)
 def test_backup_while_a_writer_thread_inserts_memories(tmp_path: Path) -> None:
+    # Earlier transactional tests end with a flush that empties notes_note after
+    # NoteSearchKind, so their notes' index rows stay behind (notes are never deleted
+    # in the service). Start from an index that matches the (empty) notes table.
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO notes_fts(notes_fts) VALUES ('rebuild')")
+    assert one_django("SELECT count(*) FROM notes_fts_docsize") == 0
     for i in range(200):
         memory_create(
             namespace=f"user:u{i % 5}",
