@@ -35,7 +35,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories import selectors
-from memories.compaction import SUMMARY_MARKER, conversation_tail, covered_until, is_summary
+from memories.compaction import SUMMARY_MARKER, covered_until, is_summary
 from memories.extraction.guard import strip_recalled
 from memories.models import (
     Memory,
@@ -167,7 +167,8 @@ def _clean_budget(value: object, name: str) -> int:
 
 
 def newest_user_text(thread_id: str) -> str | None:
-    """last_user_text of the whole thread, reading only from its newest message back."""
+    """The newest user message's text (no memory block pasted into it), read from the
+    newest message back."""
     for message in selectors.newest_messages(thread_id, role=MessageRole.USER):
         if not is_summary(message):
             return strip_recalled(text_of(message.content)).strip() or None
@@ -175,8 +176,12 @@ def newest_user_text(thread_id: str) -> str | None:
 
 
 def recent_history(thread_id: str, budget: int) -> tuple[Message | None, list[Message]]:
-    """select_history of the whole thread, reading only its recent end: the latest
-    summary by query, then messages newest first until the budget is spent."""
+    """(latest compaction summary or None, newest messages that fit ``budget``, oldest first).
+
+    Messages a summary covers (up to the last id in its ``covers``, or the summary's own
+    place for a Summarizer summary) are represented by it; the summary comes first when
+    it fits. Reads only the thread's recent end: the summary by query, then messages
+    newest first until the budget is spent."""
     summary = selectors.latest_message_with_key(thread_id, SUMMARY_MARKER)
     boundary = None
     remaining = budget
@@ -207,15 +212,6 @@ def _newest_that_fit(newest_first: Iterable[Message], budget: int) -> list[Messa
         budget -= cost
     kept.reverse()
     return kept
-
-
-def last_user_text(messages: Sequence[Message]) -> str | None:
-    """The newest user message's text, without any memory block pasted into it."""
-    for message in reversed(messages):
-        if message.role == MessageRole.USER and not is_summary(message):
-            text = strip_recalled(text_of(message.content)).strip()
-            return text or None
-    return None
 
 
 def active_constraints(
@@ -329,24 +325,3 @@ def render_block(chosen: Sequence[ContextMemory]) -> str:
             lines += ["", HEADINGS[section], *(render_line(item) for item in items)]
     lines.append(CLOSE_TAG)
     return "\n".join(lines)
-
-
-def select_history(
-    messages: Sequence[Message], budget: int
-) -> tuple[Message | None, list[Message]]:
-    """(latest compaction summary or None, newest messages that fit, oldest first).
-
-    Messages a summary covers (up to the last id in its ``covers``, or the
-    summary's own place for a Summarizer summary) are represented by it. The
-    summary is included first when it fits; the remaining budget takes the
-    newest messages after it, stopping at the first that does not fit.
-    """
-    summary, candidates = conversation_tail(messages)
-    remaining = budget
-    if summary is not None:
-        cost = estimate_message_tokens(summary.content)
-        if cost <= remaining:
-            remaining -= cost
-        else:
-            summary = None
-    return summary, _newest_that_fit(reversed(candidates), remaining)

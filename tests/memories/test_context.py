@@ -8,12 +8,12 @@ import pytest
 from django.utils import timezone
 
 from memories import services
-from memories.compaction import compact_conversation
+from memories.compaction import compact_conversation, conversation_tail, is_summary
 from memories.context import CLOSE_TAG, OPEN_TAG, build_context
 from memories.extraction.guard import strip_recalled
 from memories.models import Memory, Message
 from memories.services import memory_create
-from memories.token_estimate import estimate_message_tokens, estimate_tokens
+from memories.token_estimate import estimate_message_tokens, estimate_tokens, text_of
 from spaceduck.errors import InvalidInput, NotFound
 from tests.conftest import Actor, make_actor
 
@@ -269,17 +269,38 @@ def test_the_api_compacts_on_request_with_the_write_permission(owner: Actor) -> 
     assert Message.objects.filter(thread_id=thread_id).count() == 7  # nothing deleted
 
 
+def whole_thread_history(
+    messages: list[Message], budget: int
+) -> tuple[Message | None, list[Message]]:
+    """The history rule applied to every message of a thread (the reference)."""
+    summary, candidates = conversation_tail(messages)
+    remaining = budget
+    if summary is not None:
+        cost = estimate_message_tokens(summary.content)
+        summary, remaining = (summary, remaining - cost) if cost <= remaining else (None, budget)
+    kept: list[Message] = []
+    for message in reversed(candidates):
+        cost = estimate_message_tokens(message.content)
+        if cost > remaining:
+            break
+        kept.append(message)
+        remaining -= cost
+    return summary, kept[::-1]
+
+
+def whole_thread_user_text(messages: list[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.role == "user" and not is_summary(message):
+            return strip_recalled(text_of(message.content)).strip() or None
+    return None
+
+
 def test_history_read_from_the_recent_end_equals_the_whole_thread_rule() -> None:
-    """recent_history (paged, newest first) == select_history over every message, for
-    threads with and without summaries, covered ranges and tight or loose budgets."""
+    """recent_history (paged, newest first) == the rule over every message, for threads
+    with and without summaries, covered ranges and tight or loose budgets."""
     import random
 
-    from memories.context import (
-        last_user_text,
-        newest_user_text,
-        recent_history,
-        select_history,
-    )
+    from memories.context import newest_user_text, recent_history
     from memories.selectors import list_messages
     from memories.services import create_thread, save_message
 
@@ -301,6 +322,6 @@ def test_history_read_from_the_recent_end_equals_the_whole_thread_rule() -> None
             ids.append(save_message(thread.pk, role, f"m{i} " + "word " * rng.randint(0, 60)).pk)
         everything = list_messages(thread.pk)
         for budget in (0, 7, 150, 900, 4000, 100_000):
-            expected = select_history(everything, budget)
+            expected = whole_thread_history(everything, budget)
             assert recent_history(thread.pk, budget) == expected, (case, budget)
-        assert newest_user_text(thread.pk) == last_user_text(everything)
+        assert newest_user_text(thread.pk) == whole_thread_user_text(everything)
