@@ -13,7 +13,12 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from memories.models import MemoryKind, MemoryScope, MemoryStatus, ProcedureSubtype, SourceType
-from memories.selectors import MemoryFilter, PageCursor, clean_namespace
+from memories.selectors import (
+    MemoryFilter,
+    PageCursor,
+    clean_namespace,
+    has_control_characters,
+)
 from spaceduck.errors import InvalidInput
 
 MAX_QUERY_CHARS = 1000
@@ -24,7 +29,7 @@ def _choices(choices: type[models.TextChoices], blank: str) -> list[tuple[str, s
 
 
 def _no_control_characters(value: str) -> None:
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if has_control_characters(value):
         raise ValidationError("must be one line without control characters")
 
 

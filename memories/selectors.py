@@ -108,7 +108,7 @@ def clean_fact_key(key: object) -> str:
         raise InvalidInput(f"fact key must be a non-empty string, got {key!r}")
     if len(key) > MAX_FACT_KEY_LENGTH:
         raise InvalidInput(f"fact key is longer than {MAX_FACT_KEY_LENGTH} characters")
-    if _has_control_characters(key):
+    if has_control_characters(key):
         raise InvalidInput("fact key must not contain control characters")
     if has_lone_surrogate(key):
         raise InvalidInput("fact key is not valid Unicode text (lone surrogate)")
@@ -120,7 +120,7 @@ def clean_message_id(message_id: object, what: str = "message id") -> str:
         raise InvalidInput(f"{what} must be a non-empty string, got {message_id!r}")
     if len(message_id) > MAX_MESSAGE_ID_LENGTH:
         raise InvalidInput(f"{what} is longer than {MAX_MESSAGE_ID_LENGTH} characters")
-    if _has_control_characters(message_id):
+    if has_control_characters(message_id):
         raise InvalidInput(f"{what} must not contain control characters")
     if has_lone_surrogate(message_id):
         raise InvalidInput(f"{what} is not valid Unicode text (lone surrogate)")
@@ -139,7 +139,7 @@ def clean_limit(limit: object) -> int | None:
     return limit
 
 
-def _has_control_characters(text: str) -> bool:
+def has_control_characters(text: str) -> bool:
     return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
 
 

@@ -8,16 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from spaceduck.screenshots import CHROMIUM_ARGS
+
 CHROMIUM = os.environ.get("SPACEDUCK_TEST_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="session")
