@@ -50,6 +50,7 @@ from spaceduck.limits import (
 )
 from spaceduck.namespaces import WHITESPACE
 from spaceduck.providers import ProviderError
+from spaceduck.schemas import OutSchema
 
 router = Router(tags=["memories"])
 extractions_router = Router(tags=["extractions"])
@@ -96,7 +97,7 @@ MAX_MEMORY_WRITES = 1_000_000
 WriteBudget = api_int(ge=0, le=MAX_MEMORY_WRITES)
 
 
-class MemoryOut(Schema):
+class MemoryOut(OutSchema):
     id: int
     namespace: str
     kind: str
@@ -122,7 +123,7 @@ class MemoryOut(Schema):
     last_seen_at: datetime
 
 
-class MemoryListOut(Schema):
+class MemoryListOut(OutSchema):
     memories: list[MemoryOut]
 
 
@@ -168,14 +169,14 @@ def list_memories(
     return {"memories": list(memories)}
 
 
-class SearchHitOut(Schema):
+class SearchHitOut(OutSchema):
     memory: MemoryOut
     score: float
     match_source: str
     explanation: dict[str, Any] | None
 
 
-class SearchOut(Schema):
+class SearchOut(OutSchema):
     memories: list[SearchHitOut]
 
 
@@ -272,7 +273,7 @@ class MemoryIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class WriteDecisionOut(Schema):
+class WriteDecisionOut(OutSchema):
     decision: str
     reason: str
     memory_id: int | None
@@ -311,7 +312,7 @@ class MemoryPatchIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class MemoryEventOut(Schema):
+class MemoryEventOut(OutSchema):
     id: int
     memory_id: int
     event: str
@@ -321,7 +322,7 @@ class MemoryEventOut(Schema):
     created_at: datetime
 
 
-class HistoryOut(Schema):
+class HistoryOut(OutSchema):
     events: list[MemoryEventOut]
 
 
@@ -384,7 +385,7 @@ def memory_history(request: HttpRequest, memory_id: RowId) -> Any:
     return {"events": list(selectors.memory_history(memory_id=memory.pk))}
 
 
-class ExtractionOut(Schema):
+class ExtractionOut(OutSchema):
     id: int
     status: str
     namespace: str
@@ -412,7 +413,7 @@ def get_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
     return record
 
 
-class PurgedOut(Schema):
+class PurgedOut(OutSchema):
     deleted: int
 
 
@@ -456,7 +457,7 @@ class FactIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class FactOut(Schema):
+class FactOut(OutSchema):
     namespace: str
     key: str
     value: Any
@@ -467,7 +468,7 @@ class FactOut(Schema):
     updated_at: datetime
 
 
-class FactListOut(Schema):
+class FactListOut(OutSchema):
     facts: list[FactOut]
 
 
@@ -534,7 +535,7 @@ class ThreadIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class ThreadOut(Schema):
+class ThreadOut(OutSchema):
     id: str
     namespace: str
     title: str
@@ -542,7 +543,7 @@ class ThreadOut(Schema):
     updated_at: datetime
 
 
-class ThreadListOut(Schema):
+class ThreadListOut(OutSchema):
     threads: list[ThreadOut]
 
 
@@ -577,7 +578,7 @@ class MessageIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class MessageOut(Schema):
+class MessageOut(OutSchema):
     id: str
     thread_id: str
     role: str
@@ -587,7 +588,7 @@ class MessageOut(Schema):
     updated_at: datetime
 
 
-class ExtractionRef(Schema):
+class ExtractionRef(OutSchema):
     id: int
     status: str
 
@@ -599,7 +600,7 @@ class MessageSavedOut(MessageOut):
     memory: str  # "enabled" or "disabled"
 
 
-class MessageListOut(Schema):
+class MessageListOut(OutSchema):
     messages: list[MessageOut]
 
 
@@ -609,7 +610,7 @@ class MessageIdsIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class DeletedOut(Schema):
+class DeletedOut(OutSchema):
     deleted: int
 
 
@@ -702,7 +703,7 @@ def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) 
     return Status(
         201,
         {
-            **MessageOut.from_orm(ingested.message).dict(),
+            **MessageOut.model_validate(ingested.message).model_dump(),
             "extraction": None
             if extraction is None
             else {"id": extraction.pk, "status": extraction.status},
@@ -750,7 +751,7 @@ class ContextIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class ContextMemoryOut(Schema):
+class ContextMemoryOut(OutSchema):
     id: int
     section: str
     score: float | None
@@ -761,13 +762,13 @@ class ContextMemoryOut(Schema):
     occurred_at: datetime | None
 
 
-class ContextTokensOut(Schema):
+class ContextTokensOut(OutSchema):
     memories: int
     history: int
     total: int
 
 
-class ContextOut(Schema):
+class ContextOut(OutSchema):
     system: str
     query: str | None
     memories: list[ContextMemoryOut]

@@ -14,15 +14,18 @@ from memories.staleness import mark_stale
 
 
 @db_task()
-def extract_message(extraction_id: int) -> str | None:
-    """Run one attempt; on a provider failure schedule the next with backoff."""
+def extract_message(extraction_id: int) -> None:
+    """Run one attempt; on a provider failure schedule the next with backoff.
+
+    Returns nothing: huey keeps a task's non-None result in its queue file until
+    someone reads it, and the outcome lives on the Extraction record.
+    """
     record = run_extraction(extraction_id)
     if record is None:
-        return None
+        return
     delay = retry_delay(record)
     if delay is not None and not settings.HUEY_IMMEDIATE:
         extract_message.schedule((extraction_id,), delay=delay)
-    return str(record.status)
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.TTL_GC_EVERY_MINUTES}"))

@@ -24,6 +24,7 @@ from spaceduck.errors import NotFound, error_responses
 from spaceduck.limits import ApiNamespace, choices_pattern, documented
 from spaceduck.models import ApiToken
 from spaceduck.namespaces import NAMESPACE_KINDS, WHITESPACE
+from spaceduck.schemas import OutSchema
 
 router = Router(tags=["notes"])
 
@@ -94,7 +95,7 @@ class NoteIn(Schema):
     id: NoteId | None = Field(None, description="Your id for the note; saving it again is a no-op.")
 
 
-class NoteOut(Schema):
+class NoteOut(OutSchema):
     id: str
     namespace: str
     kind: str
@@ -109,7 +110,7 @@ class NoteOut(Schema):
     supersedes: list[str]
 
 
-class NoteListOut(Schema):
+class NoteListOut(OutSchema):
     notes: list[NoteOut]
 
 
@@ -117,7 +118,7 @@ class NoteHitOut(NoteOut):
     score: float = Field(description="Higher is a better match (negated BM25).")
 
 
-class NoteSearchOut(Schema):
+class NoteSearchOut(OutSchema):
     notes: list[NoteHitOut]
 
 
@@ -125,7 +126,7 @@ class StatusIn(Schema):
     status: NoteStatusIn
 
 
-class SearchEnabledOut(Schema):
+class SearchEnabledOut(OutSchema):
     kind: str
     enabled: bool
     newly_enabled: bool

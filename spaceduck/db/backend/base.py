@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import threading
 from collections.abc import Mapping
 from itertools import tee
 from typing import Any
@@ -24,6 +23,7 @@ from django.db.backends.sqlite3._functions import register as register_functions
 from django.utils.asyncio import async_unsafe
 from django.utils.dateparse import parse_date, parse_datetime, parse_time
 
+from spaceduck.db.backend import writelock
 from spaceduck.fts import namespaced_terms
 
 Database.register_converter("bool", b"1".__eq__)
@@ -65,22 +65,18 @@ def load_sqlite_vec(conn: Any) -> None:
         conn.enable_load_extension(False)
 
 
-# One write transaction at a time per process, queued here rather than in SQLite.
-# SQLite makes a blocked BEGIN IMMEDIATE retry on a sleep schedule (1, 2, 5 ... 100 ms),
-# so threads of one process that write at once wait far longer than the transaction
-# ahead of them takes, and not in order; a lock hands over at once, first come first
-# served. Other processes (web workers, the worker) still meet at SQLite's lock.
-_WRITE_LOCK = threading.Lock()
-
-
 class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
     Database = Database
     _holds_write_lock = False
+    _write_lock_fd: int | None = None
 
     def _start_transaction_under_autocommit(self) -> None:
         timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5.0))
-        if not _WRITE_LOCK.acquire(timeout=timeout):
-            raise Database.OperationalError("database is locked (another thread of this process)")
+        database = None if self.is_in_memory_db() else str(self.settings_dict["NAME"])
+        try:
+            self._write_lock_fd = writelock.acquire(database, timeout)
+        except TimeoutError as exc:
+            raise Database.OperationalError(f"database is locked ({exc})") from None
         self._holds_write_lock = True
         try:
             super()._start_transaction_under_autocommit()
@@ -91,7 +87,7 @@ class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
     def _release_write_lock(self) -> None:
         if self._holds_write_lock:
             self._holds_write_lock = False
-            _WRITE_LOCK.release()
+            writelock.release(self._write_lock_fd)
 
     def _commit(self) -> None:
         try:
