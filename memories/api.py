@@ -698,8 +698,8 @@ def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) 
         max_memory_writes=payload.max_memory_writes,
     )
     extraction = ingested.extraction
-    if extraction is not None:
-        extraction.refresh_from_db(fields=["status"])  # "done" already in immediate mode
+    if extraction is not None:  # "done" already in immediate mode, or a quick worker
+        extraction.status = selectors.extraction_status(extraction.pk) or extraction.status
     return Status(
         201,
         {

@@ -29,6 +29,7 @@ from django.utils import timezone
 from memories import vector_index
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Memory, MemoryEvent, MemoryStatus
+from memories.selectors import memories_by_id
 from memories.services import content_hash, memory_history_record
 from spaceduck.db.fast import fast_insert
 from spaceduck.failpoints import failpoint
@@ -206,7 +207,8 @@ def _slot_holders(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
     if not candidate.slot:
         return []
     ids = _live_ids(ctx, candidate.kind, _SLOT_SQL, candidate.slot)
-    return list(Memory.objects.filter(pk__in=ids).order_by("id")) if ids else []
+    rows = memories_by_id(ids)
+    return [rows[memory_id] for memory_id in sorted(rows)]
 
 
 def _duplicate(
@@ -232,7 +234,7 @@ def _arbitrate(
     band = [
         (i, s) for i, s in neighbours if settings.TOPIC_THRESHOLD <= s < settings.DEDUP_THRESHOLD
     ][:MAX_ARBITRATIONS]
-    rows = Memory.objects.in_bulk([memory_id for memory_id, _ in band]) if band else {}
+    rows = memories_by_id([memory_id for memory_id, _ in band])
     for memory_id, score in band:
         memory = rows[memory_id]
         if memory.slot and candidate.slot and memory.slot != candidate.slot:

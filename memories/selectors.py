@@ -73,6 +73,37 @@ def memory_get(*, memory_id: int) -> Memory | None:
     return Memory.objects.filter(pk=memory_id).first()
 
 
+def memories_by_id(ids: Sequence[int]) -> dict[int, Memory]:
+    """id -> memory for those of ``ids`` that exist. Raw SQL: dedup reads the
+    candidate's neighbours for every extracted memory (~2 ms less than in_bulk)."""
+    if not ids:
+        return {}
+    plan = read_plan(Memory)
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        sql = f"SELECT {plan.columns} FROM memories_memory WHERE id IN ({marks})"
+        rows = cursor.execute(sql, list(ids)).fetchall()
+    found = (plan.instance(Memory, row) for row in rows)
+    return {memory.pk: memory for memory in found}
+
+
+def message_get(message_id: str) -> Message | None:
+    """The message with this id, any thread. Raw SQL: every message POST with a
+    caller-chosen id looks it up (a replacement), ~1 ms less than the ORM."""
+    plan = read_plan(Message)
+    with connection.cursor() as cursor:
+        sql = f"SELECT {plan.columns} FROM memories_message WHERE id = %s"
+        row = cursor.execute(sql, [message_id]).fetchone()
+    return None if row is None else plan.instance(Message, row)
+
+
+def extraction_status(extraction_id: int) -> str | None:
+    with connection.cursor() as cursor:
+        sql = "SELECT status FROM memories_extraction WHERE id = %s"
+        row = cursor.execute(sql, [extraction_id]).fetchone()
+    return None if row is None else str(row[0])
+
+
 def skill_namespaces(*, skill_id: str) -> list[str]:
     """The namespaces holding memories a skill wrote."""
     rows = Memory.objects.filter(source_skill_id=skill_id).values_list("namespace", flat=True)

@@ -28,7 +28,13 @@ from memories.models import (
     Thread,
     new_id,
 )
-from memories.selectors import clean_fact_key, clean_message_id, clean_namespace, get_thread
+from memories.selectors import (
+    clean_fact_key,
+    clean_message_id,
+    clean_namespace,
+    get_thread,
+    message_get,
+)
 from spaceduck.db.fast import fast_insert
 from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.limits import check_datetime, check_json_value, check_size, check_text, json_size
@@ -268,7 +274,7 @@ def save_message(
     with transaction.atomic():
         thread = get_thread(thread_id)
         # A fresh uuid cannot exist yet: only a caller-chosen id may be a replacement.
-        message = None if id is None else Message.objects.filter(pk=message_id).first()
+        message = None if id is None else message_get(message_id)
         if message is not None and message.thread_id != thread.pk:
             raise Conflict(f"message id {message_id!r} already belongs to another thread")
         is_new = message is None

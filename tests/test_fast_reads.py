@@ -41,3 +41,25 @@ def test_instances_from_a_plan_equal_orm_reads() -> None:
     built.content = "Alice ran the Boston marathon twice."
     built.save(update_fields=["content"])  # a real instance: it saves
     assert Memory.objects.get(pk=memory.pk).content.endswith("twice.")
+
+
+def test_a_message_from_a_plan_behaves_like_an_orm_read() -> None:
+    from memories.models import Message
+    from memories.services import create_thread, save_message
+
+    thread = create_thread("user:alice", "t")
+    saved = save_message(thread.pk, "user", {"text": "hi"}, provenance={"k": 1})
+    plan = read_plan(Message)
+    with connection.cursor() as cursor:
+        row = cursor.execute(
+            f"SELECT {plan.columns} FROM memories_message WHERE id = %s", [saved.pk]
+        ).fetchone()
+    built = plan.instance(Message, row)
+    stored = Message.objects.get(pk=saved.pk)
+    assert built == stored  # same model, same primary key
+    for field in Message._meta.concrete_fields:
+        assert getattr(built, field.attname) == getattr(stored, field.attname), field.name
+    assert built.thread.namespace == "user:alice"  # the foreign key resolves
+    assert built._state.db == stored._state.db
+    built.refresh_from_db()
+    assert built.content == {"text": "hi"}
