@@ -41,6 +41,7 @@ from itertools import islice
 
 from memories.extraction.gate import IRREGULAR_PAST, has_verb
 from memories.extraction.guard import starts_like_question, strip_recalled
+from memories.extraction.reported import strip_reported
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
 
 SLOT_TITLES = {
@@ -197,7 +198,7 @@ _INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]?")
 
 
 def _prepare(text: str) -> str:
-    text = strip_recalled(text)
+    text = strip_reported(strip_recalled(text))
     text = text.replace("\u2019", "'").replace("\u2018", "'")
     text = text.replace("\u201c", '"').replace("\u201d", '"')
     text = _FENCED.sub("\n", text)

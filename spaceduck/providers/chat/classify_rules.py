@@ -63,6 +63,7 @@ from memories.extraction.classify import (
     is_relative_hint,
     resolve_time_hint,
 )
+from memories.extraction.reported import strip_reported
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
 
 
@@ -82,7 +83,7 @@ def classify_message(text: str, role: str, now: datetime) -> list[Candidate]:
     """All candidates in one message, in order, without repeats."""
     if role != "user":
         return []  # assistant and tool text never establishes facts about the user
-    text = _normalise(text)
+    text = _normalise(strip_reported(text))  # quotes, fiction, translations: not the user's
     found: list[Candidate] = []
     steps, text = _numbered_workflow(text)
     if steps is not None:

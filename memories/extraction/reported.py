@@ -1,0 +1,112 @@
+"""Text the user reports rather than asserts: quotes, fiction, translations, hypotheticals.
+
+"In my story the main character says: I am 35 and I live in Oslo" is not the user's age
+or city; neither is "translate to German: 'I live in Vienna'", nor "My name is Bond. jk
+it's Steve" before the "jk". ``strip_reported(text)`` blanks such spans, so no stage finds
+a first-person statement inside them, and ``reported_spans(text)`` lists them, so the
+firewall can refuse an identity slot whose value only occurs there, whoever proposed it
+(the rules or a model).
+
+What counts as reported (by structure, not by topic):
+
+- a *framed* passage: a clause ending in ":" whose lead names a frame (saying, writing,
+  translating, quoting, a story, a character, an example, a template ...), up to the end of
+  its paragraph;
+- a *framed sentence*: one opening with a fiction or hypothesis frame ("In my story",
+  "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were");
+- *quoted* words: three or more words inside double, single or typographic quotes;
+- everything before a *retraction* ("jk", "just kidding", "only joking"): the user took
+  it back ("no kidding" is emphasis, not a retraction).
+
+Known limits: English frames only; reported speech without a colon or quotes ("she said
+she lives in Rome") is left to the third-person checks of each stage.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FRAME_WORDS = (
+    r"say|says|said|saying|write|writes|wrote|writing|written|translate|translates|translated|"
+    r"translating|translation|quote|quotes|quoted|quoting|story|stories|novel|book|script|"
+    r"screenplay|poem|lyrics|song|character|narrator|protagonist|hero|villain|dialogue|"
+    r"example|e\.g\.|sample|template|draft|reads|tweet|caption|roleplay|role-play|pretend|"
+    r"imagine|hypothetical|hypothetically|scenario|game|dream|joke|prompt|reply|respond|"
+    r"email|letter|sentence|phrase|proofread|rephrase|paraphrase|grammar|spelling|"
+    r"summarize|summarise"
+)
+# A lead clause (no sentence end inside) that names a frame, then ":" and the passage.
+_FRAMED_PASSAGE = re.compile(
+    rf"(?im)(?:^|(?<=[.!?]\s))[^.!?:\n]{{0,160}}\b(?:{_FRAME_WORDS})\b[^.!?:\n]{{0,80}}:"
+    r"(?P<passage>[^\n]*(?:\n(?!\s*\n)[^\n]*)*)"
+)
+_FRAMED_SENTENCE = re.compile(
+    r"(?im)(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?P<passage>(?:in\s+(?:my|the|a|our|this)\s+"
+    r"(?:story|novel|book|script|screenplay|poem|game|dream|fiction|fanfic|campaign|"
+    r"roleplay|scenario|example)|imagine|pretend|suppose|supposing|hypothetically|"
+    r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character)\b[^.!?\n]*[.!?]?)"
+)
+_QUOTES = re.compile(
+    r"\"(?P<a>[^\"\n]+)\"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb"
+    r"|\u201e(?P<d>[^\u201c\u201d\n]+)[\u201c\u201d]|(?<![A-Za-z])'(?P<e>[^'\n]+)'(?![A-Za-z])"
+    r"|\u2018(?P<f>[^\u2019\n]+)\u2019"
+)
+_RETRACTION = re.compile(
+    r"(?i)(?<!no )\b(?:jk|j/k|just\s+kidding|just\s+joking|only\s+joking|kidding\s+aside)\b"
+)
+
+
+def reported_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every reported span of ``text``, merged, in order."""
+    spans: list[tuple[int, int]] = []
+    for match in _FRAMED_PASSAGE.finditer(text):
+        spans.append(match.span("passage"))
+    for match in _FRAMED_SENTENCE.finditer(text):
+        spans.append(match.span("passage"))
+    for match in _QUOTES.finditer(text):
+        inner = next(g for g in match.groups() if g is not None)
+        if len(inner.split()) >= 3:
+            spans.append(match.span())
+    retractions = list(_RETRACTION.finditer(text))
+    if retractions:
+        spans.append((0, retractions[-1].end()))
+    return _merged(spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(s for s in spans if s[1] > s[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def strip_reported(text: str) -> str:
+    """``text`` with every reported span replaced by a sentence break, so the clauses
+    around a span are never glued into one."""
+    spans = reported_spans(text)
+    if not spans:
+        return text
+    kept: list[str] = []
+    at = 0
+    for start, end in spans:
+        kept.append(text[at:start])
+        kept.append(" . ")
+        at = end
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+def only_reported(text: str, value: str) -> bool:
+    """Whether ``value`` occurs in ``text`` and every occurrence lies in a reported span."""
+    needle = value.strip().lower()
+    if not needle:
+        return False
+    haystack = text.lower()
+    starts = [m.start() for m in re.finditer(re.escape(needle), haystack)]
+    if not starts:
+        return False
+    spans = reported_spans(text)
+    return all(any(s <= at and at + len(needle) <= e for s, e in spans) for at in starts)

@@ -1,0 +1,73 @@
+"""Quoted, fictional, translated, hypothetical and retracted text never writes identity slots."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from memories.extraction import regex
+from memories.extraction.pipeline import propose
+from memories.extraction.reported import only_reported, reported_spans, strip_reported
+from memories.extraction.types import Source
+from spaceduck.providers.chat.heuristic import HeuristicChat
+
+REPORTED = [
+    # The three cases reported against the tuned extractor.
+    "In my story the main character says: I am 35 years old and I live in Oslo",
+    "translate to German: 'I live in Vienna and I work at Siemens'",
+    "My name is Bond. James Bond. jk it's Steve",
+    # The same shapes, phrased differently.
+    "Can you translate this into Spanish: I am 42 years old and I live in Denver.",
+    "My novel's narrator says: my name is Clara and I live in Lisbon.",
+    "Hypothetically, if I lived in Paris, would I need a car?",
+    "Imagine I am 80 years old and I live in a lighthouse.",
+    "Pretend my name is Zed for this game.",
+    "Proofread this sentence: I have been working at Google since 2019.",
+    'My boss wrote "I live in Rome now and I am 50" in the chat.',
+    "The template reads: My name is [NAME] and I live in [CITY].",
+    "\u201cI live in Madrid and I work at Telefonica,\u201d she told me.",
+    "I'm 29 lol jk I'm not telling you my age",
+]
+
+
+@pytest.mark.parametrize("text", REPORTED)
+def test_no_identity_slot_comes_from_reported_text(text: str) -> None:
+    chat = HeuristicChat()
+    candidates, _ = propose(Source(role="user", text=text), chat)
+    assert [c.slot for c in candidates if c.slot] == []
+    assert [c.slot for c in regex.extract(text)] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "slot", "value"),
+    [
+        ("No kidding, I moved to Berlin last month.", "location", "Berlin"),
+        ("I live in Oslo. In my story the hero lives in Rome.", "location", "Oslo"),
+        ("My name is Bond. jk, my name is Steve.", "name", "Steve"),
+        ('I live in Leeds and my favourite quote is "carpe diem my friends".', "location", "Leeds"),
+        ("Imagine a city with no cars. I live in Utrecht, which is close.", "location", "Utrecht"),
+    ],
+)
+def test_the_users_own_statements_around_reported_text_still_count(
+    text: str, slot: str, value: str
+) -> None:
+    found = {c.slot: c.content for c in regex.extract(text) if c.slot}
+    assert value in found.get(slot, ""), found
+
+
+def test_spans_cover_the_passage_after_a_framing_colon_to_the_end_of_its_paragraph() -> None:
+    text = "Quick one. Translate to French: I live in Vienna.\n\nI live in Graz."
+    stripped = strip_reported(text)
+    assert "Vienna" not in stripped
+    assert "I live in Graz." in stripped
+    assert only_reported(text, "Vienna")
+    assert not only_reported(text, "Graz")
+    assert not only_reported(text, "Salzburg")  # not in the text at all
+
+
+def test_spans_are_merged_and_ordered() -> None:
+    text = 'jk. "one two three" and "four five six"'
+    spans = reported_spans(text)
+    assert spans == sorted(spans)
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
