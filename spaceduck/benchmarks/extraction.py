@@ -19,11 +19,23 @@ Recall = matched expected / expected. Precision = correct produced / produced,
 where a produced candidate is correct when it is paired, or when it matches an
 expected memory already paired with another candidate: such a duplicate is
 merged by dedup later, so it is reported separately but not counted as wrong.
+
+Two data sets:
+
+- ``--data FILE`` (default tests/data/extraction_labelled.json, 334 messages): the set the
+  offline rules were written against. ``manage.py bench extraction`` scores it alone.
+- ``--split tune|heldout|all``: the corpus in tests/data/extraction_corpus/*.json (one file per
+  register: casual chat, non-native English, lists, questions carrying facts, assistant and tool
+  output, secrets/injections/hypotheticals, work, personal life), cut by ``split_of`` into a
+  tuning part and a held-out part. The report adds a table per file and, for comparison, the
+  overall numbers of the ``--data`` set. Tune on ``--split tune`` only; ``--split heldout`` is
+  for reporting.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import time
@@ -38,6 +50,8 @@ from memories.extraction.types import PROCEDURE_SUBTYPES, SLOTS, Candidate, Sour
 from spaceduck.providers.chat.base import ChatProvider
 
 DEFAULT_DATA = Path(settings.BASE_DIR) / "tests" / "data" / "extraction_labelled.json"
+CORPUS_DIR = Path(settings.BASE_DIR) / "tests" / "data" / "extraction_corpus"
+SPLITS = ("tune", "heldout", "all")
 ROLES = ("user", "assistant", "tool")
 KINDS = ("fact", "episode", "procedure")
 _SOURCE_TYPES = {"user": "user_message", "assistant": "assistant_message", "tool": "tool_result"}
@@ -159,6 +173,43 @@ def _expected(item: Any, where: str) -> Expected:
         subtype=item.get("subtype"),
         confidence_below=below,
     )
+
+
+def load_corpus(directory: Path = CORPUS_DIR) -> list[Case]:
+    """Every ``*.json`` file of the corpus, in name order; ids must start with "<file stem>-"
+    and be unique across files (ValueError otherwise)."""
+    files = sorted(Path(directory).glob("*.json"))
+    if not files:
+        raise ValueError(f"{directory}: no *.json files")
+    cases: list[Case] = []
+    for path in files:
+        for case in load_cases(path):
+            if not case.id.startswith(f"{path.stem}-"):
+                raise ValueError(f"{path}: id {case.id!r} must start with {path.stem!r}-")
+            cases.append(case)
+    ids = [case.id for case in cases]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"{directory}: duplicate ids {duplicates}")
+    return cases
+
+
+def split_of(case_id: str) -> str:
+    """Which part ``case_id`` is in: "heldout" when sha256(id)[0] < 77 (~30%), else "tune".
+
+    The rule depends on the id alone, so a message never changes side when files are added or
+    reordered. The held-out part must NEVER be used for tuning the extractor (rules, word
+    lists, thresholds, prompts): do not read its misses, do not run --show-errors on it. Tune on
+    "tune" and only report "heldout".
+    """
+    return "heldout" if hashlib.sha256(case_id.encode("utf-8")).digest()[0] < 77 else "tune"
+
+
+def select(cases: Sequence[Case], split: str) -> list[Case]:
+    """The cases of one part of the split ("all" keeps every case)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}")
+    return [c for c in cases if split == "all" or split_of(c.id) == split]
 
 
 # --- scoring -
@@ -302,7 +353,20 @@ def evaluate(cases: Sequence[Case], chat: ChatProvider, propose: Propose) -> lis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="labelled JSON file")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="labelled JSON file scored without --split (with --split: the reference set)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=SPLITS,
+        help="score this part of the corpus (--corpus) instead; never tune on 'heldout'",
+    )
+    parser.add_argument(
+        "--corpus", type=Path, default=CORPUS_DIR, help="directory of the labelled corpus"
+    )
     parser.add_argument(
         "--provider",
         choices=("heuristic", "settings"),
@@ -321,7 +385,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(options: dict[str, Any], stdout: _Writer) -> None:
-    cases = load_cases(options["data"])
+    split = options.get("split")
+    corpus = options.get("corpus") or CORPUS_DIR
+    if split in ("heldout", "all") and options["show_errors"]:
+        from django.core.management.base import CommandError
+
+        # Reading the held-out misses is tuning on them.
+        raise CommandError("--show-errors is only for --split tune: the held-out part is not read")
+    if split:
+        every = load_corpus(corpus)
+        cases = select(every, split)
+        where = f"{corpus} (split {split}: {len(cases)} of {len(every)})"
+    else:
+        cases, where = load_cases(options["data"]), str(options["data"])
     chat = _make_chat(options["provider"])
     propose: Propose
     if options["stage"] == "classifier":
@@ -329,9 +405,23 @@ def run(options: dict[str, Any], stdout: _Writer) -> None:
     else:
         propose, label = _pipeline_propose()
     outcomes = evaluate(cases, chat, propose)
-    stdout.write(f"extraction: {len(cases)} messages from {options['data']}\n")
+    stdout.write(f"extraction: {len(cases)} messages from {where}\n")
+    if split in ("heldout", "all"):
+        stdout.write("held-out messages: report only, never tune on them\n")
     stdout.write(f"provider: {chat.name}/{chat.model}; stage: {label}\n")
     _write_table(outcomes, stdout)
+    if split:
+        stdout.write("\nby file:\n")
+        _write_rows(outcomes, lambda o: o.case.id.rsplit("-", 1)[0], "file", stdout)
+        reference = evaluate(load_cases(options["data"]), chat, propose)
+        stdout.write("\ncomparison:\n")
+        for name, group in ((f"corpus {split}", outcomes), ("labelled set", reference)):
+            t = _tally(group)
+            stdout.write(
+                f"  {name:<16} {t.messages:>5} msgs  P {_fmt(t.precision)}  "
+                f"R {_fmt(t.recall)}  F1 {_fmt(t.f1)}\n"
+            )
+        stdout.write(f"  (labelled set: {options['data']}, the set the rules were tuned on)\n")
     if options["show_errors"]:
         _write_errors(outcomes, stdout)
 
@@ -340,18 +430,28 @@ def _fmt(value: float | None) -> str:
     return "    -" if value is None else f"{value:.3f}"
 
 
-def _write_table(outcomes: Sequence[Outcome], stdout: _Writer) -> None:
-    by_category: dict[str, Tally] = {}
+def _tally(outcomes: Sequence[Outcome]) -> Tally:
     total = Tally()
     for outcome in outcomes:
-        by_category.setdefault(outcome.case.category, Tally()).add(outcome)
+        total.add(outcome)
+    return total
+
+
+def _write_rows(
+    outcomes: Sequence[Outcome], key: Callable[[Outcome], str], title: str, stdout: _Writer
+) -> Tally:
+    """One row per group of ``key`` and an overall row; returns the overall tally."""
+    groups: dict[str, Tally] = {}
+    total = Tally()
+    for outcome in outcomes:
+        groups.setdefault(key(outcome), Tally()).add(outcome)
         total.add(outcome)
     header = (
-        f"{'category':<16} {'msgs':>4} {'exp':>4} {'prod':>4} {'ok':>4}  "
+        f"{title:<16} {'msgs':>4} {'exp':>4} {'prod':>4} {'ok':>4}  "
         f"{'P':>5}  {'R':>5}  {'F1':>5}  exact"
     )
     stdout.write(header + "\n")
-    rows = [*sorted(by_category.items()), ("overall", total)]
+    rows = [*sorted(groups.items()), ("overall", total)]
     for name, t in rows:
         if name == "overall":
             stdout.write("-" * len(header) + "\n")
@@ -359,6 +459,11 @@ def _write_table(outcomes: Sequence[Outcome], stdout: _Writer) -> None:
             f"{name:<16} {t.messages:>4} {t.expected:>4} {t.produced:>4} {t.matched:>4}  "
             f"{_fmt(t.precision)}  {_fmt(t.recall)}  {_fmt(t.f1)}  {t.exact}/{t.messages}\n"
         )
+    return total
+
+
+def _write_table(outcomes: Sequence[Outcome], stdout: _Writer) -> None:
+    total = _write_rows(outcomes, lambda o: o.case.category, "category", stdout)
     duplicates = sum(len(o.duplicates) for o in outcomes)
     ms = [s * 1000 for s in total.seconds]
     stdout.write(
