@@ -7,9 +7,15 @@ namespace and kind:
 1. task budget: a task run writes at most ``max_memory_writes`` memories;
 2. exact duplicate (normalised content hash, same scope): touch it, store nothing;
 3. identity slot: a new value for a slot supersedes the old value, whatever the cosine;
-4. cosine >= DEDUP_THRESHOLD (0.92): near-duplicate, touch it, store nothing;
-5. TOPIC_THRESHOLD (0.60) <= cosine < 0.92: same topic, ask the arbiter; on a
-   contradiction the old memory is superseded by the new one in one transaction;
+4. cosine >= DEDUP_THRESHOLD (0.92) AND the same meaning-carrying tokens (see
+   ``salient_tokens``: numbers, also inside "P11"/"Falcon11", names, dates, versions,
+   emails/URLs): near-duplicate, touch it, store nothing. A near neighbour whose tokens
+   differ is never a duplicate, whatever the cosine ("Project P11 has the codename
+   Falcon11." vs "Project P13 has the codename Falcon13." is 0.925 on MiniLM): it joins
+   the same-topic band below;
+5. TOPIC_THRESHOLD (0.60) <= cosine (< 0.92, or above with different tokens): same topic,
+   ask the arbiter; on a contradiction the old memory is superseded by the new one in one
+   transaction ("Postgres 15" -> "Postgres 16" for the same server);
 6. otherwise: store.
 
 Live means candidate, active or stale: re-learning a fact that was superseded
@@ -27,6 +33,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import vector_index
+from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
@@ -224,16 +231,27 @@ def _duplicate(
     return Verdict(candidate, "duplicate", why, matched_memory_id=memory.pk, extra=extra)
 
 
+# --- Meaning-carrying tokens (memories.extraction.salient) ---------------------------------------
+# Two facts above the dedup threshold that differ in one of these tokens are not duplicates.
+
+
+def _distinct(candidate: Candidate, memory: Memory) -> list[str]:
+    """The meaning-carrying tokens in which ``candidate`` and ``memory`` differ (sorted)."""
+    return sorted(salient_tokens(candidate.content) ^ salient_tokens(memory.content))
+
+
 def _arbitrate(
     candidate: Candidate, neighbours: list[tuple[int, float]]
 ) -> tuple[list[tuple[Memory, str]], list[dict[str, object]]]:
-    """Ask the arbiter about same-topic memories; return those to supersede and the verdicts."""
+    """Ask the arbiter about same-topic memories; return those to supersede and the verdicts.
+
+    Neighbours at or above the dedup threshold are in the band too: ``commit_candidate`` only
+    gets here with those when their meaning-carrying tokens differ from the candidate's.
+    """
     chat = get_chat()
     supersede: list[tuple[Memory, str]] = []
     verdicts: list[dict[str, object]] = []
-    band = [
-        (i, s) for i, s in neighbours if settings.TOPIC_THRESHOLD <= s < settings.DEDUP_THRESHOLD
-    ][:MAX_ARBITRATIONS]
+    band = [(i, s) for i, s in neighbours if s >= settings.TOPIC_THRESHOLD][:MAX_ARBITRATIONS]
     rows = memories_by_id([memory_id for memory_id, _ in band])
     for memory_id, score in band:
         memory = rows[memory_id]
@@ -266,15 +284,25 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         (m, f"slot '{candidate.slot}' has a new value") for m in _slot_holders(candidate, ctx)
     ]
     neighbours = [] if supersede else _neighbours(vector, candidate, ctx)
-    if neighbours and neighbours[0][1] >= settings.DEDUP_THRESHOLD:
-        memory_id, score = neighbours[0]
-        memory = Memory.objects.get(pk=memory_id)
-        return _duplicate(memory, candidate, ctx, f"near duplicate (cosine {score:.3f})", score)
+    near = [(i, s) for i, s in neighbours if s >= settings.DEDUP_THRESHOLD]
+    not_duplicates: list[dict[str, object]] = []
+    if near:
+        rows = memories_by_id([memory_id for memory_id, _ in near])
+        for memory_id, score in near:
+            differs = _distinct(candidate, rows[memory_id])
+            if not differs:
+                why = f"near duplicate (cosine {score:.3f})"
+                return _duplicate(rows[memory_id], candidate, ctx, why, score)
+            not_duplicates.append(
+                {"memory_id": memory_id, "cosine": round(score, 4), "differs": differs[:10]}
+            )
     arbitrations: list[dict[str, object]] = []
     if neighbours:
         supersede, arbitrations = _arbitrate(candidate, neighbours)
     memory = store(candidate, vector, ctx, supersede)
     extra: dict[str, object] = {"status": memory.status}
+    if not_duplicates:
+        extra["not_duplicates"] = not_duplicates
     if arbitrations:
         extra["arbitrations"] = arbitrations
     if supersede:

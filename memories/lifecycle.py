@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from memories import vector_index
 from memories.dedup import LIVE
+from memories.extraction.secrets import secret_reason
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.services import content_hash, embedding_text, memory_history_record
 from spaceduck.errors import InvalidInput, PermissionDenied
@@ -213,6 +214,12 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
     unknown = sorted(set(changes) - set(EDITABLE))
     if unknown:
         raise InvalidInput(f"not editable: {', '.join(unknown)}; editable: {', '.join(EDITABLE)}")
+    # The same firewall as every other write (guard.check): an edit may not smuggle a credential in.
+    secret = secret_reason(
+        *(str(changes[name]) for name in ("title", "content", "summary") if changes.get(name))
+    )
+    if secret is not None:
+        raise InvalidInput(f"rejected: {secret} (credentials are never stored as memories)")
     before = {name: _jsonable(getattr(memory, name)) for name in changes}
     for name, value in changes.items():
         setattr(memory, name, value)

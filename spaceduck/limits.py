@@ -16,7 +16,9 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+from ninja.params.models import QueryModel
 from pydantic import AfterValidator, BeforeValidator, Field, StrictInt, StrictStr, WithJsonSchema
+from pydantic import ValidationError as PydanticValidationError
 
 from spaceduck.errors import InvalidInput, TooLarge
 from spaceduck.namespaces import (
@@ -154,6 +156,13 @@ _RFC3339 = re.compile(
 )
 
 
+# The API's rule, on the text as written so the schema can state it exactly: the
+# date part lies in [0001-01-03, 9999-12-29]. Any offset then lands inside the UTC
+# range above (an offset moves a time by less than a day).
+API_FIRST_DATE, API_LAST_DATE = "0001-01-03", "9999-12-29"
+_API_DATE_PATTERN = r"^(?!0001-01-0[12]|9999-12-(?:3[01]))"
+
+
 def _rfc3339_text(value: object) -> object:
     if isinstance(value, datetime):
         return value  # already parsed (Python callers)
@@ -161,6 +170,8 @@ def _rfc3339_text(value: object) -> object:
         raise ValueError(
             "must be an RFC 3339 date-time with a timezone offset, e.g. 2024-05-01T12:00:00Z"
         )
+    if not API_FIRST_DATE <= value[:10] <= API_LAST_DATE:
+        raise ValueError(f"must lie between {API_FIRST_DATE} and {API_LAST_DATE}")
     return value
 
 
@@ -172,7 +183,41 @@ def _storable(value: datetime) -> datetime:
 
 
 # A datetime as the JSON API accepts it (request schemas): RFC 3339, in range.
-ApiDatetime = Annotated[datetime, BeforeValidator(_rfc3339_text), AfterValidator(_storable)]
+ApiDatetime = Annotated[
+    datetime,
+    BeforeValidator(_rfc3339_text),
+    AfterValidator(_storable),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date-time",
+            "pattern": _API_DATE_PATTERN,
+            "description": f"RFC 3339 with an offset; the date between {API_FIRST_DATE} "
+            f"and {API_LAST_DATE}.",
+        }
+    ),
+]
+
+
+# An unknown query parameter is a 422 naming it, not silently ignored: "topk=5" or
+# "namesapce=..." would otherwise answer as if they were not there. ninja maps the
+# query onto each route's parameters by name (``__ninja_flatten_map__``) and drops
+# the rest, so the check goes there; a 422 is raised the way a bad value is.
+_map_query = QueryModel._map_data_paths.__func__  # type: ignore[attr-defined]
+
+
+def _known_query_only(cls: type[QueryModel], data: dict[str, Any]) -> dict[str, Any]:
+    known = getattr(cls, "__ninja_flatten_map__", None) or cls.model_fields
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise PydanticValidationError.from_exception_data(
+            cls.__name__,
+            [{"type": "extra_forbidden", "loc": (name,), "input": data[name]} for name in unknown],
+        )
+    return _map_query(cls, data)  # type: ignore[no-any-return]
+
+
+QueryModel._map_data_paths = classmethod(_known_query_only)  # type: ignore[assignment,method-assign]
 
 
 # --- Types for the API's schemas ----------------------------------------------------------

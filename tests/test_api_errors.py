@@ -198,7 +198,7 @@ LATE = "9999-12-31T23:59:59-14:00"  # after year 9999 in UTC
 def test_a_message_dated_out_of_range_is_422(admin: Actor, thread: Thread, value: str) -> None:
     body = {"role": "user", "content": "hi", "created_at": value}
     response = admin.post(f"/api/threads/{thread.id}/messages", body)
-    assert_json_error(response, 422, "created_at", "0001-01-02", "9999-12-30")
+    assert_json_error(response, 422, "created_at", "0001-01-03", "9999-12-29")
     assert not Message.objects.exists()
 
 
@@ -231,13 +231,24 @@ def test_a_datetime_must_be_rfc_3339_with_an_offset(
 
 
 def test_the_edges_of_the_range_are_accepted(admin: Actor, thread: Thread) -> None:
-    for value in ("0001-01-02T00:00:00Z", "9999-12-30T23:59:59.999999Z"):
+    # The API states its range on the date as written (the schema's pattern says the
+    # same), so any offset on the first and last day stays storable in UTC.
+    for value in ("0001-01-03T00:00:00+23:59", "9999-12-29T23:59:59.999999-23:59"):
         body = {"role": "user", "content": "hi", "created_at": value}
         assert admin.post(f"/api/threads/{thread.id}/messages", body).status_code == 201
     # An append after a message dated at the end of the range still finds a place.
     appended = admin.post(f"/api/threads/{thread.id}/messages", {"role": "user", "content": "x"})
     assert appended.status_code == 201
-    assert appended.json()["created_at"].startswith("9999-12-31")
+    assert appended.json()["created_at"].startswith("9999-12-30")
+
+
+@pytest.mark.parametrize("value", ["0001-01-02T12:00:00Z", "9999-12-30T00:00:00Z"])
+def test_the_day_inside_each_edge_is_refused_as_the_schema_says(
+    admin: Actor, thread: Thread, value: str
+) -> None:
+    body = {"role": "user", "content": "hi", "created_at": value}
+    response = admin.post(f"/api/threads/{thread.id}/messages", body)
+    assert_json_error(response, 422, "created_at", "0001-01-03", "9999-12-29")
 
 
 def test_the_python_api_refuses_dates_out_of_range(thread: Thread) -> None:

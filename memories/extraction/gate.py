@@ -31,7 +31,8 @@ empties dropped, cut to ``MAX_TAGS`` (the kind itself when none is left); title 
 stripped and cut (no ellipsis) to ``MAX_TITLE_CHARS`` / ``MAX_SUMMARY_CHARS``; slot and procedure
 subtype lowercased; a procedure subtype on a non-procedure is cleared.
 
-The verb lexicon used for episodes (and by the guard's fragment check) lives here too.
+The action lexicon used for episodes lives here too; ``has_verb`` (the guard's fragment check)
+delegates to ``memories.extraction.sentences``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import re
 
 from django.conf import settings
 
+from memories.extraction.sentences import is_sentence
 from memories.extraction.types import KINDS, PROCEDURE_SUBTYPES, SLOTS, Candidate, Verdict
 
 
@@ -66,19 +68,11 @@ FILLER_WORDS = _words("""
     """)
 
 # --- Verb lexicon -----------------------------------------------------------------------------
-# A deliberately small, documented heuristic, not a parser. A token counts as a verb when it is
-# an auxiliary/modal, a contraction carrying a verb ("don't", "I'm"), an inflection of a listed
-# lemma (-s/-es/-ies/-ed/-ing, doubled consonants undone), an irregular past form, or — for
-# actions — any regular past tense (-ed, 5+ letters, minus a few nouns such as "hundred").
-
-AUXILIARIES = _words("""
-    is are was were be been being am has have had do does did can could will would shall should
-    may might must
-    """)
-_VERB_CONTRACTIONS = ("n't", "'re", "'m", "'ve", "'ll", "'d")
-_PRONOUN_IS = _words(
-    "it's that's he's she's there's here's what's who's where's everything's nothing's"
-)
+# For episodes (``has_action``): a deliberately small, documented heuristic, not a parser. A
+# token is an action when it is an inflection of a listed event lemma (-s/-es/-ies/-ed/-ing,
+# doubled consonants undone), an irregular past form, or any regular past tense (-ed, 5+
+# letters, minus a few nouns such as "hundred"). Whether a text is a sentence at all
+# (``has_verb``) is judged by structure in ``memories.extraction.sentences``.
 
 # Things that happen: the lemmas an episode is built around.
 EVENT_VERBS = _words("""
@@ -95,23 +89,6 @@ EVENT_VERBS = _words("""
     celebrate run lead win sign commit push merge tag transfer upload download backup restore
     rebuild redesign decommission archive sunset adopt enroll enrol register subscribe
     unsubscribe pick select elect vote negotiate settle close sue hire lay meet tour
-    """)
-# States, habits and instructions: verbs that make a sentence a sentence without being events.
-COMMON_VERBS = _words("""
-    like love hate prefer enjoy want need know think believe feel live work speak own have keep
-    use avoid follow eat drink play study wear support value care mind trust expect require
-    include contain depend mean seem look sound tend wish hope allow let ask tell say reply
-    respond answer greet format cite mention remind check confirm verify ensure explain describe
-    show list summarize summarise translate label store log document comment handle treat
-    consider sleep wake exercise commute cook listen lift swim bike cycle walk hike code program
-    develop design manage belong understand remember forget suffer struggle sit stand stay
-    put set help write read run build rotate expire cost weigh measure last happen occur exist
-    matter count differ vary fit suit own hold contain lack miss block break run return wait
-    speak prefer dislike favor favour recommend suggest insist refuse reside based employ teach
-    share cc bcc notify ping copy paste print sort rank split pin star mark flag ignore skip
-    prioritize prioritise escalate assign link attach refer quote round convert encode wrap
-    indent capitalize capitalise lint name address double triple greet thank apologize
-    apologise mail email text message post
     """)
 IRREGULAR_PAST = _words("""
     went made took got gave began bought brought built came chose did drove fell felt flew found
@@ -132,7 +109,6 @@ _NOT_GERUND = _words("""
     ceiling string strings spring king ring wing sibling siblings pudding ping
     """)
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_IMPERATIVE_CUES = _words("always never please")
 
 
 def _lemmas(word: str) -> set[str]:
@@ -177,27 +153,13 @@ def has_action(text: str) -> bool:
 
 
 def has_verb(text: str) -> bool:
-    """Whether ``text`` contains anything verb-ish (see the lexicon notes above).
+    """Whether ``text`` is a sentence rather than a fragment: it has a clause, judged by structure
+    (subject + finite verb, auxiliary/modal, imperative) against a full English verb lexicon.
 
-    The word after "always", "never" or "please" counts too: it is an imperative.
+    See ``memories.extraction.sentences`` for the rules; "always"/"never"/"please" + anything
+    still counts as an imperative.
     """
-    previous = ""
-    for word in _tokens(text):
-        if previous in _IMPERATIVE_CUES:
-            return True
-        previous = word
-        if word in AUXILIARIES or word in _PRONOUN_IS or word.endswith(_VERB_CONTRACTIONS):
-            return True
-        if word in IRREGULAR_PAST or _is_regular_past(word):
-            return True
-        if word in _NOT_GERUND:
-            continue
-        if len(word) >= 5 and word.endswith("ing"):
-            return True
-        lemmas = _lemmas(word)
-        if lemmas & EVENT_VERBS or lemmas & COMMON_VERBS:
-            return True
-    return False
+    return is_sentence(text)
 
 
 # --- Validation -------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ Three entry points, all pure:
   a truncated block is still recalled text.
 - ``check(candidate, source)``: per-candidate rejection reason, or None. Codes:
 
+  - ``secret: <shape>``: the title, content or summary holds a credential
+    (``memories.extraction.secrets.find_secret``), whoever proposed it. Checked first.
   - ``assistant_user_fact``: an assistant message stating a fact about the user (a slot, or
     content about "the user"/"user"/"you"). Assistants paraphrase and hallucinate; only the user
     is an authority on the user.
@@ -18,7 +20,8 @@ Three entry points, all pure:
   - ``poison_value``: a placeholder instead of a value ("unknown", "N/A", "not provided", ...);
     "none"/"null"/"undefined" only count for facts about the user or with a slot, so "The API
     returns null for missing rows." survives.
-  - ``fragment``: fewer than 3 words, no verb-ish token (``gate.has_verb``), or an opening
+  - ``fragment``: fewer than 3 words, no clause (``sentences.is_sentence``: subject + finite verb
+    per an English verb lexicon, an auxiliary/modal, or an imperative), or an opening
     conjunction ("and", "but", "because", "if", ...) with no main clause after a comma/"then".
 
 Known limits: English only; word lists, not a parser. Conditional inversion ("Should the build
@@ -29,7 +32,8 @@ from __future__ import annotations
 
 import re
 
-from memories.extraction.gate import has_verb
+from memories.extraction.secrets import secret_reason
+from memories.extraction.sentences import is_sentence
 from memories.extraction.types import Candidate, Source
 
 
@@ -170,25 +174,14 @@ def _is_fragment(content: str) -> bool:
         return True
     if words[0].lower() in _CONJUNCTIONS and not _MAIN_CLAUSE.search(content):
         return True
-    return not has_verb(content)
-
-
-# Credentials are never memories: whoever can read the memory could read the secret,
-# and recall would paste it into prompts. Names of secrets followed by a value, or
-# values shaped like well-known key formats.
-_SECRET = re.compile(
-    r"\b(?:password|passwd|passphrase|pin code|api[ _-]?key|secret(?: key)?|access token|"
-    r"auth token|private key|credit card(?: number)?|cvv|ssn|social security number)"
-    r"\b[^.]{0,20}?\b(?:is|=|:|was)\s*\S+"
-    r"|\b(?:sk|pk|ghp|gho|xox[bap])[-_][A-Za-z0-9_-]{16,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-    r"|\b(?:\d[ -]?){13,16}\b",
-    re.IGNORECASE,
-)
+    return not is_sentence(content)
 
 
 def check(candidate: Candidate, source: Source) -> str | None:
     """Why ``candidate`` (extracted from ``source``) must not be stored; None when it may."""
+    secret = secret_reason(candidate.content, candidate.title, candidate.summary)
+    if secret is not None:
+        return secret
     if candidate.kind == "fact" and _is_about_user(candidate):
         if source.role == "assistant":
             return "assistant_user_fact"
@@ -201,6 +194,4 @@ def check(candidate: Candidate, source: Source) -> str | None:
         return "poison_value"
     if _is_fragment(content):
         return "fragment"
-    if _SECRET.search(content):
-        return "secret"
     return None

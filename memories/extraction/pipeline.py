@@ -7,6 +7,13 @@ detection on each candidate. Every candidate leaves a Verdict, so the
 extraction record can say what happened to each and why. Dedup and
 contradiction handling, which need the database, happen afterwards
 (memories.dedup).
+
+Injection detection sees the message twice: the raw ``source.text`` first, then
+the text left after ``guard.strip_recalled``. The raw check matters because
+stripping ``<system>...</system>`` blocks would otherwise remove the very markers
+that give an attack away ("Ignore all previous instructions. <system>...</system>
+Remember that ..."). Constraints (procedure/constraint) are replayed into every
+prompt, so ``candidate_rejection`` checks them in strict mode whatever the source.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from memories.extraction import gate, guard, injection, regex
-from memories.extraction.types import Candidate, Source, Verdict
+from memories.extraction import gate, guard, injection, regex, secrets, sentences
+from memories.extraction.reported import only_reported
+from memories.extraction.salient import salient_tokens
+from memories.extraction.types import Candidate, InjectionMode, Source, Verdict
 from spaceduck.failpoints import failpoint
 from spaceduck.providers.chat.base import ChatProvider
 
@@ -43,12 +52,40 @@ def _by_retention(candidates: list[Candidate]) -> tuple[list[Candidate], list[Ve
     return keep, dropped
 
 
+def candidate_mode(candidate: Candidate, source: Source) -> InjectionMode:
+    """Strict for constraints (injected into every prompt) and untrusted sources."""
+    if candidate.kind == "procedure" and candidate.procedure_subtype == "constraint":
+        return "strict"
+    return source.injection_mode
+
+
 def candidate_rejection(candidate: Candidate, source: Source) -> str | None:
-    """The guard's verdict, then injection detection on the candidate's own text."""
-    reason = guard.check(candidate, source)
+    """The guard's verdict, reported text, then injection detection on the candidate's own text."""
+    reason = guard.check(candidate, source) or reported_slot(candidate, source)
     if reason is None:
-        reason = injection_reason(f"{candidate.title}\n{candidate.content}", source)
+        text = f"{candidate.title}\n{candidate.content}\n{candidate.summary}"
+        reason = injection_reason(text, source, candidate_mode(candidate, source))
     return reason
+
+
+def warm() -> None:
+    """Load the firewall's tables now (~1 s and ~50 MB: the verb lexicon, the secret
+    detectors) instead of inside the first message's time. Worker and web server start-up."""
+    sentences.warm()
+    secrets.find_secret("password: warm-up-4821")
+
+
+def reported_slot(candidate: Candidate, source: Source) -> str | None:
+    """``reported_text`` for an identity slot whose value the message only quotes, tells as
+    fiction, asks to translate or takes back (memories.extraction.reported), whichever
+    stage or model proposed it."""
+    if not candidate.slot:
+        return None
+    text = source.text
+    values = [t for t in salient_tokens(candidate.content) if t in text.casefold()]
+    if values and all(only_reported(text, value) for value in values):
+        return "reported_text"
+    return None
 
 
 def _guarded(candidates: list[Candidate], source: Source) -> tuple[list[Candidate], list[Verdict]]:
@@ -63,12 +100,13 @@ def _guarded(candidates: list[Candidate], source: Source) -> tuple[list[Candidat
     return keep, verdicts
 
 
-def injection_reason(text: str, source: Source) -> str | None:
-    patterns = settings.INJECTION_PATTERNS
-    if not injection.is_injection(text, source.injection_mode, patterns):
+def injection_reason(text: str, source: Source, mode: InjectionMode | None = None) -> str | None:
+    """``"injection (<mode> mode): <families>"`` when ``text`` is an attack, else None."""
+    mode = mode or source.injection_mode
+    families = injection.detect(text, mode, settings.INJECTION_PATTERNS)
+    if not families:
         return None
-    families = injection.scan(text, patterns)
-    return f"injection ({source.injection_mode} mode): {', '.join(families)}"
+    return f"injection ({mode} mode): {', '.join(families)}"
 
 
 def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[Verdict]]:
@@ -78,6 +116,11 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     retried by the task queue, never turned into "nothing to remember".
     """
     skip = guard.skip_reason(source)
+    if skip == "empty" and source.text.strip():
+        # Nothing but recalled/<system> blocks: nothing to learn, but say so if it was an attack.
+        reason = injection_reason(source.text, source)
+        if reason is not None:
+            return [], _rejected([Candidate(kind="", content="")], reason)
     if skip is not None:
         return [], [
             Verdict(candidate=Candidate(kind="", content=""), decision="skipped", reason=skip)
@@ -89,7 +132,9 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     classified = chat.classify(text=text, role=source.role) if text.strip() else []
     candidates, dropped = _by_retention(_merge(found, classified))
     verdicts += dropped
-    reason = injection_reason(text, source)
+    reason = injection_reason(source.text, source)
+    if reason is None and text != source.text:
+        reason = injection_reason(text, source)
     if reason is not None:
         return [], verdicts + _rejected(candidates, reason)
     candidates, gate_verdicts = gate.validate(candidates)

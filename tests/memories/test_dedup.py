@@ -60,7 +60,13 @@ def test_threshold_boundaries(
     asked: int,
 ) -> None:
     arbiter.verdict = "consistent"
-    new_text = f"A statement at cosine {cosine}."
+    # No digits in the text: a number the base lacks would make it a different fact.
+    new_text = {
+        0.59: "A statement just below the topic band.",
+        0.60: "A statement at the edge of the topic band.",
+        0.92: "A statement at the dedup threshold.",
+        0.93: "A statement just above the dedup threshold.",
+    }[cosine]
     embed_with(monkeypatch, {new_text: cosine})
     first = commit_candidate(fact(BASE), ctx())
     second = commit_candidate(fact(new_text), ctx())

@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
+from memories.extraction.pipeline import warm
 from memories.extraction.recovery import recover_extractions
 from memories.extraction.runner import renew_leases
 from spaceduck.worker import forget_old_workers, heartbeat_beat, heartbeat_stop, worker_id
@@ -34,6 +35,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         me = worker_id()
+        warm()
         heartbeat_beat(worker=me)
         recover_extractions()
         stop = threading.Event()

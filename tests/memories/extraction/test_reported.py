@@ -9,7 +9,7 @@ import pytest
 from memories.extraction import regex
 from memories.extraction.pipeline import propose
 from memories.extraction.reported import only_reported, reported_spans, strip_reported
-from memories.extraction.types import Source
+from memories.extraction.types import Candidate, Source
 from spaceduck.providers.chat.heuristic import HeuristicChat
 
 REPORTED = [
@@ -71,3 +71,43 @@ def test_spans_are_merged_and_ordered() -> None:
     spans = reported_spans(text)
     assert spans == sorted(spans)
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+
+class SlotCopyingChat(HeuristicChat):
+    """A model that takes every first-person claim at face value, quoted or not."""
+
+    def __init__(self, slots: list[tuple[str, str]]) -> None:
+        self.slots = slots
+
+    def classify(self, *, text: str, role: str) -> list[Candidate]:
+        return [
+            Candidate(kind="fact", content=content, slot=slot, stage="llm")
+            for slot, content in self.slots
+        ]
+
+
+@pytest.mark.parametrize(
+    ("text", "slot", "content"),
+    [
+        (REPORTED[0], "age", "The user is 35 years old."),
+        (REPORTED[0], "location", "The user lives in Oslo."),
+        (REPORTED[1], "location", "The user lives in Vienna."),
+        (REPORTED[1], "employer", "The user works at Siemens."),
+        (REPORTED[2], "name", "The user's name is Bond."),
+        (REPORTED[4], "name", "The user's name is Clara."),
+    ],
+)
+def test_the_firewall_refuses_a_models_slot_taken_from_reported_text(
+    text: str, slot: str, content: str
+) -> None:
+    chat = SlotCopyingChat([(slot, content)])
+    candidates, verdicts = propose(Source(role="user", text=text), chat)
+    assert candidates == []
+    assert [v.reason for v in verdicts if v.candidate.slot == slot] == ["reported_text"]
+
+
+def test_a_models_slot_the_user_states_outside_the_quote_is_kept() -> None:
+    text = 'I live in Oslo. My novel opens with "I live in Rome and hate it".'
+    chat = SlotCopyingChat([("location", "The user lives in Oslo.")])
+    candidates, _ = propose(Source(role="user", text=text), chat)
+    assert [c.content for c in candidates] == ["The user lives in Oslo."]
