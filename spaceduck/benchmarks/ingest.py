@@ -119,6 +119,7 @@ def fill(size: int, dims: int, seed: int) -> None:
 def child(size: int, count: int, seed: int) -> None:
     setup_child_django()
     from memories import vector_index
+    from memories.extraction.pipeline import warm
     from memories.ingest import message_ingest
     from memories.models import Extraction, Memory
     from memories.services import create_thread
@@ -130,6 +131,7 @@ def child(size: int, count: int, seed: int) -> None:
     filled = time.perf_counter() - started
     vector_index.search(NAMESPACE, embedder.embed(["warm-up"])[0], 1)  # load the cache once
     embedder.embed(["warm the model up"])
+    warm()  # the firewall's tables, as the worker loads them at start
     texts = messages(count, random.Random(seed))
     thread = create_thread(NAMESPACE, title="bench")
     started = time.perf_counter()
