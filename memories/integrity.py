@@ -179,8 +179,8 @@ def repair(
     ``on_embedded(n)`` is called after each batch (a progress bar).
     """
     found = problems if problems is not None else find_problems()
-    vectors_deleted = _delete_orphan_vectors(found.orphan_vectors)
-    keyword_deleted = _delete_orphan_keyword(found.orphan_keyword)
+    vectors_deleted = _delete_orphans(found.orphan_vectors, vector_index.delete)
+    keyword_deleted = _delete_orphans(found.orphan_keyword, keyword_index.delete_rows)
     keyword_indexed = _index_keyword(found.missing_keyword)
     embedded = embed_missing(
         sorted({*found.missing_vectors, *found.misplaced_vectors}),
@@ -218,23 +218,14 @@ def embed_missing(
     return done
 
 
-def _delete_orphan_vectors(memory_ids: Sequence[int]) -> int:
+def _delete_orphans(memory_ids: Sequence[int], delete: Callable[[list[int]], object]) -> int:
+    """Delete the index rows of those ``memory_ids`` whose memory is (still) gone."""
     if not memory_ids:
         return 0
     with transaction.atomic():
         alive = _alive(memory_ids)
         gone = [memory_id for memory_id in memory_ids if memory_id not in alive]
-        vector_index.delete(gone)
-    return len(gone)
-
-
-def _delete_orphan_keyword(memory_ids: Sequence[int]) -> int:
-    if not memory_ids:
-        return 0
-    with transaction.atomic():
-        alive = _alive(memory_ids)
-        gone = [memory_id for memory_id in memory_ids if memory_id not in alive]
-        keyword_index.delete_rows(gone)
+        delete(gone)
     return len(gone)
 
 

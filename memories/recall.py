@@ -33,12 +33,11 @@ from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from memories import keyword_index, vector_index
 from memories.models import Memory, MemoryStatus
-from memories.selectors import message_neighbours
+from memories.selectors import memory_rows, message_neighbours
 from memories.staleness import decay, reactivate
 from spaceduck.db.fast import read_plan
 from spaceduck.fts import MAX_TERMS, index_words
@@ -249,13 +248,8 @@ def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
     instances are built for the winners only. Raw SQL because the ORM compiles
     a fresh statement per call (~1 ms here).
     """
-    if not ids:
-        return [], {}
     plan = read_plan(Memory)
-    marks = ", ".join(["%s"] * len(ids))
-    with connection.cursor() as cursor:
-        sql = f"SELECT {plan.columns} FROM memories_memory WHERE id IN ({marks})"
-        found = cursor.execute(sql, list(ids)).fetchall()
+    found = memory_rows(ids)
     at = [plan.index(name) for name in _Row._fields]
     rows = [_Row._make(whole[i] for i in at) for whole in found]
     rows = [

@@ -73,17 +73,24 @@ def memory_get(*, memory_id: int) -> Memory | None:
     return Memory.objects.filter(pk=memory_id).first()
 
 
-def memories_by_id(ids: Sequence[int]) -> dict[int, Memory]:
-    """id -> memory for those of ``ids`` that exist. Raw SQL: dedup reads the
-    candidate's neighbours for every extracted memory (~2 ms less than in_bulk)."""
+def memory_rows(ids: Iterable[int]) -> list[Sequence[object]]:
+    """The whole rows (``read_plan(Memory).columns``) of those of ``ids`` that exist.
+
+    Raw SQL: recall reads up to 300 candidates a query and dedup the neighbours of
+    every extracted memory; instances are built only for the rows that are kept."""
+    ids = list(ids)
     if not ids:
-        return {}
-    plan = read_plan(Memory)
+        return []
     marks = ", ".join(["%s"] * len(ids))
+    sql = f"SELECT {read_plan(Memory).columns} FROM memories_memory WHERE id IN ({marks})"
     with connection.cursor() as cursor:
-        sql = f"SELECT {plan.columns} FROM memories_memory WHERE id IN ({marks})"
-        rows = cursor.execute(sql, list(ids)).fetchall()
-    found = (plan.instance(Memory, row) for row in rows)
+        return list(cursor.execute(sql, ids).fetchall())
+
+
+def memories_by_id(ids: Sequence[int]) -> dict[int, Memory]:
+    """id -> memory for those of ``ids`` that exist."""
+    plan = read_plan(Memory)
+    found = (plan.instance(Memory, row) for row in memory_rows(ids))
     return {memory.pk: memory for memory in found}
 
 

@@ -31,8 +31,8 @@ empties dropped, cut to ``MAX_TAGS`` (the kind itself when none is left); title 
 stripped and cut (no ellipsis) to ``MAX_TITLE_CHARS`` / ``MAX_SUMMARY_CHARS``; slot and procedure
 subtype lowercased; a procedure subtype on a non-procedure is cleared.
 
-The action lexicon used for episodes lives here too; ``has_verb`` (the guard's fragment check)
-delegates to ``memories.extraction.sentences``.
+The action lexicon used for episodes lives here too; whether a text is a sentence at all (the
+guard's fragment check) is ``memories.extraction.sentences.is_sentence``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ import re
 
 from django.conf import settings
 
-from memories.extraction.sentences import is_sentence
 from memories.extraction.types import KINDS, PROCEDURE_SUBTYPES, SLOTS, Candidate, Verdict
 
 
@@ -71,8 +70,8 @@ FILLER_WORDS = _words("""
 # For episodes (``has_action``): a deliberately small, documented heuristic, not a parser. A
 # token is an action when it is an inflection of a listed event lemma (-s/-es/-ies/-ed/-ing,
 # doubled consonants undone), an irregular past form, or any regular past tense (-ed, 5+
-# letters, minus a few nouns such as "hundred"). Whether a text is a sentence at all
-# (``has_verb``) is judged by structure in ``memories.extraction.sentences``.
+# letters, minus a few nouns such as "hundred"). Whether a text is a sentence at all is
+# judged by structure in ``memories.extraction.sentences``.
 
 # Things that happen: the lemmas an episode is built around.
 EVENT_VERBS = _words("""
@@ -150,16 +149,6 @@ def has_action(text: str) -> bool:
         if word not in _NOT_GERUND and _lemmas(word) & EVENT_VERBS:
             return True
     return False
-
-
-def has_verb(text: str) -> bool:
-    """Whether ``text`` is a sentence rather than a fragment: it has a clause, judged by structure
-    (subject + finite verb, auxiliary/modal, imperative) against a full English verb lexicon.
-
-    See ``memories.extraction.sentences`` for the rules; "always"/"never"/"please" + anything
-    still counts as an imperative.
-    """
-    return is_sentence(text)
 
 
 # --- Validation -------------------------------------------------------------------------------

@@ -39,9 +39,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 
-from memories.extraction.gate import IRREGULAR_PAST, has_verb
+from memories.extraction.gate import IRREGULAR_PAST
 from memories.extraction.guard import starts_like_question, strip_recalled
 from memories.extraction.reported import strip_reported
+from memories.extraction.sentences import is_sentence
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
 
 SLOT_TITLES = {
@@ -873,7 +874,7 @@ def _remember_candidate(clause: str) -> Candidate | None:
     words = clause.split()
     if not words or words[0].lower().strip(",.") in _DEICTIC:
         return None
-    if starts_like_question(clause) or not has_verb(clause):
+    if starts_like_question(clause) or not is_sentence(clause):
         return None
     content = _sentence(to_third_person(clause))
     if len(content.split()) < 3:

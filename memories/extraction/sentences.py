@@ -1,10 +1,10 @@
 """Is this text a sentence? A structural check backed by an English verb lexicon.
 
-The guard's ``fragment`` rule and the gate's ``has_verb`` ask one question: does the text contain
-a clause, or is it a noun phrase ("the blue car", "Kubernetes cluster config") or a dangling
-piece ("and then the")? A word list of "verbs we thought of" answers it wrongly for every verb
-nobody listed ("Grafana scrapes the exporter", "My router forwards port 22"), so this module
-looks at structure instead and asks a lexicon only which forms a word can take.
+The guard's ``fragment`` rule and the regex stage's clause check ask one question: does the
+text contain a clause, or is it a noun phrase ("the blue car", "Kubernetes cluster config") or
+a dangling piece ("and then the")? A word list of "verbs we thought of" answers it wrongly for
+every verb nobody listed ("Grafana scrapes the exporter", "My router forwards port 22"), so
+this module looks at structure instead and asks a lexicon only which forms a word can take.
 
 The lexicon is lemminflect's (AGID-derived English lemma and inflection tables, shipped inside
 the wheel; no model download, no network). Lookups are cached per word.

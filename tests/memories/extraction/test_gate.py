@@ -9,9 +9,9 @@ from memories.extraction.gate import (
     MAX_SUMMARY_CHARS,
     MAX_TITLE_CHARS,
     has_action,
-    has_verb,
     validate,
 )
+from memories.extraction.sentences import is_sentence
 from memories.extraction.types import Candidate
 
 
@@ -215,8 +215,8 @@ def test_rejected_candidates_are_left_as_proposed() -> None:
         ("Something nice in the morning.", False),
     ],
 )
-def test_has_verb(text: str, expected: bool) -> None:
-    assert has_verb(text) is expected
+def test_is_sentence(text: str, expected: bool) -> None:
+    assert is_sentence(text) is expected
 
 
 @pytest.mark.parametrize(

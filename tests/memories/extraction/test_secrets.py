@@ -134,10 +134,8 @@ def _copying_model(request: dict[str, Any]) -> str:
     return json.dumps({"memories": [item]})
 
 
-@pytest.mark.django_db
-def test_a_model_that_copies_secrets_stores_none_and_the_record_says_why(
-    settings: Any, fake_openai: FakeOpenAI
-) -> None:
+def _use_copying_model(settings: Any, fake_openai: FakeOpenAI) -> None:
+    """Extraction through the fake OpenAI server, answering with ``_copying_model``."""
     settings.SPACEDUCK_CHAT = {
         "provider": "openai",
         "model": "copycat",
@@ -147,6 +145,13 @@ def test_a_model_that_copies_secrets_stores_none_and_the_record_says_why(
     }
     reset_providers()
     fake_openai.set_chat_handler(_copying_model)
+
+
+@pytest.mark.django_db
+def test_a_model_that_copies_secrets_stores_none_and_the_record_says_why(
+    settings: Any, fake_openai: FakeOpenAI
+) -> None:
+    _use_copying_model(settings, fake_openai)
     thread = create_thread(NS, title="pasted").id
     for credential in CREDENTIALS:
         ingested = message_ingest(thread, "user", credential["text"])
@@ -168,15 +173,7 @@ def test_a_model_that_copies_secrets_stores_none_and_the_record_says_why(
 def test_the_copying_model_still_stores_benign_sentences(
     settings: Any, fake_openai: FakeOpenAI
 ) -> None:
-    settings.SPACEDUCK_CHAT = {
-        "provider": "openai",
-        "model": "copycat",
-        "base_url": fake_openai.base_url,
-        "api_key": "k",
-        "timeout": 5,
-    }
-    reset_providers()
-    fake_openai.set_chat_handler(_copying_model)
+    _use_copying_model(settings, fake_openai)
     thread = create_thread(NS, title="topics").id
     text = "The user keeps passwords in a password manager."
     ingested = message_ingest(thread, "user", text)
