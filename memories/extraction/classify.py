@@ -1,11 +1,12 @@
 """The classification stage's contract: one schema, one prompt, one way to read the answer.
 
-Both chat providers return the same ``Candidate`` structure from ``classify``.
-The ``openai`` provider asks a model for ``CLASSIFY_SCHEMA`` (strict
-``json_schema`` output) and turns the answer into candidates with
-``candidates_from_json``; the ``heuristic`` provider builds the same candidates
-by rules and shares the helpers here (time hints, titles, tags), so both paths
-produce identical shapes.
+``classify(chat, text=..., role=...)`` is the stage. With a provider that has a
+model (``openai``) it asks for ``CLASSIFY_SCHEMA`` (strict ``json_schema`` output
+through ``chat.complete_json``) and turns the answer into candidates with
+``candidates_from_json``; with the offline ``heuristic`` provider it runs the rules
+in ``memories.extraction.rules``, which share the helpers here (time hints, titles,
+tags), so both paths produce identical shapes. Providers return JSON-shaped data
+only and import nothing from the apps.
 
 The model answers with bucket names ("significant", "stated"), never raw
 floats: models are poor at calibrated numbers but good at picking a labelled

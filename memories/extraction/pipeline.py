@@ -21,13 +21,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.conf import settings
+from django.utils import timezone
 
-from memories.extraction import gate, guard, injection, regex, secrets, sentences
+from memories.extraction import gate, guard, injection, regex, rules, secrets, sentences
+from memories.extraction.classify import (
+    CLASSIFY_PROMPT,
+    CLASSIFY_SCHEMA,
+    SCHEMA_NAME,
+    candidates_from_json,
+)
 from memories.extraction.reported import only_reported
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import Candidate, InjectionMode, Source, Verdict
 from spaceduck.failpoints import failpoint
 from spaceduck.providers.chat.base import ChatProvider
+from spaceduck.providers.errors import ProviderError
 
 
 def _rejected(candidates: Sequence[Candidate], reason: str) -> list[Verdict]:
@@ -109,6 +117,26 @@ def injection_reason(text: str, source: Source, mode: InjectionMode | None = Non
     return f"injection ({mode} mode): {', '.join(families)}"
 
 
+def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
+    """The classification stage: the model's answer when the provider has one, else the
+    offline rules (memories.extraction.rules). ProviderError when the model fails or
+    answers off-schema, so the task queue retries instead of storing "nothing"."""
+    if not text.strip():
+        return []
+    if not chat.has_model:
+        return rules.classify_message(text, role, timezone.now())
+    answer = chat.complete_json(
+        system=CLASSIFY_PROMPT,
+        user=f"Message role: {role}\nMessage:\n{text}",
+        schema_name=SCHEMA_NAME,
+        schema=CLASSIFY_SCHEMA,
+    )
+    try:
+        return candidates_from_json(answer)
+    except ProviderError as exc:
+        raise ProviderError(f"{chat.name} chat (model {chat.model}): {exc}") from exc
+
+
 def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[Verdict]]:
     """The candidates to store (in order) and a verdict for every one that was dropped.
 
@@ -129,7 +157,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     verdicts: list[Verdict] = []
     found = regex.extract(text) if source.role == "user" else []
     failpoint("extraction.before_classify")
-    classified = chat.classify(text=text, role=source.role) if text.strip() else []
+    classified = classify(chat, text=text, role=source.role)
     candidates, dropped = _by_retention(_merge(found, classified))
     verdicts += dropped
     reason = injection_reason(source.text, source)

@@ -311,17 +311,10 @@ class Tally:
 
 
 # --- running -
-def _pipeline_propose() -> tuple[Propose, str]:
-    try:
-        from memories.extraction.pipeline import propose
-    except ImportError as exc:  # the pipeline's stages are still being written
-        return _classifier_only, f"classifier only (pipeline unavailable: {exc})"
-
-    return propose, "pipeline (injection, regex, classifier, gate, guard)"
-
-
 def _classifier_only(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[Verdict]]:
-    found = chat.classify(text=source.text, role=source.role)
+    from memories.extraction.pipeline import classify
+
+    found = classify(chat, text=source.text, role=source.role)
     return [c for c in found if c.retention == "store"], []
 
 
@@ -403,7 +396,9 @@ def run(options: dict[str, Any], stdout: _Writer) -> None:
     if options["stage"] == "classifier":
         propose, label = _classifier_only, "classifier only"
     else:
-        propose, label = _pipeline_propose()
+        from memories.extraction.pipeline import propose
+
+        label = "pipeline (injection, regex, classifier, gate, guard)"
     outcomes = evaluate(cases, chat, propose)
     stdout.write(f"extraction: {len(cases)} messages from {where}\n")
     if split in ("heldout", "all"):

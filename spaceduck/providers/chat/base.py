@@ -2,10 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
-
-if TYPE_CHECKING:
-    from memories.extraction.types import Candidate
+from typing import Any, Literal, Protocol
 
 Verdict = Literal["contradiction", "consistent"]
 
@@ -23,10 +20,15 @@ class ChatProvider(Protocol):
 
     ``heuristic`` answers them with deterministic rules; ``openai`` asks a model
     through ``json_schema`` structured output. Both raise ProviderError on failure.
+
+    Providers only talk to models: what a job means for memory (the classification
+    prompt, its schema, the offline extraction rules) lives in ``memories.extraction``,
+    which calls ``complete_json`` when ``has_model`` is true and its own rules otherwise.
     """
 
     name: str
     model: str
+    has_model: bool
 
     def summarize(self, *, texts: Sequence[str], max_words: int = 120) -> str:
         """One summary of the texts, in order, at most about ``max_words`` words."""
@@ -36,11 +38,10 @@ class ChatProvider(Protocol):
         """Whether ``candidate`` contradicts ``existing`` (same subject, incompatible claim)."""
         ...
 
-    def classify(self, *, text: str, role: str) -> list[Candidate]:
-        """What in one message is worth remembering, as candidates with ``stage="llm"``.
-
-        ``role`` is who wrote ``text`` (user, assistant or tool): only the user's own
-        statements establish facts about the user. ``[]`` means nothing to remember;
-        a failure raises ProviderError instead, so it is retried, never mistaken for ``[]``.
-        """
+    def complete_json(
+        self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A JSON object matching ``schema`` (its top level checked), answering ``user``
+        under the ``system`` instructions. ProviderError on failure, and always for a
+        provider without a model (``has_model`` false)."""
         ...

@@ -13,9 +13,10 @@ repeats, cut to ``max_words``. It never rephrases, so it never invents.
    work(s) at/for, prefer(s)) and neither value contains the other:
    "I live in Paris" vs "I live in Tokyo".
 
-``classify`` finds memories in a user message by rules (preferences, facts,
-episodes with resolved dates, constraints, workflows, behavioral instructions);
-the rules, their conventions and limits are described in ``classify_rules``.
+It has no model, so ``complete_json`` refuses (``has_model`` is false): the
+offline classification rules are extraction logic and live in
+``memories.extraction.rules``, which ``memories.extraction.classify.classify``
+uses for this provider.
 
 Known limits of ``arbitrate``, accepted for an offline fallback: no synonyms or paraphrase ("I
 moved to Tokyo" is not matched against "I live in Paris"); "is" is treated as
@@ -28,12 +29,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
-from django.utils import timezone
-
-from memories.extraction.types import Candidate
 from spaceduck.providers.chat.base import Arbitration
-from spaceduck.providers.chat.classify_rules import classify_message
+from spaceduck.providers.errors import ProviderError
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[\w']+")
@@ -66,6 +65,7 @@ _MAX_SUBJECT_WORDS = 6  # a relation word further in is part of a clause, not th
 class HeuristicChat:
     name = "heuristic"
     model = "rules-v1"
+    has_model = False
 
     def summarize(self, *, texts: Sequence[str], max_words: int = 120) -> str:
         sentences: list[str] = []
@@ -95,9 +95,10 @@ class HeuristicChat:
             "consistent", "no rule fired: no negation and no shared subject with a different value"
         )
 
-    def classify(self, *, text: str, role: str) -> list[Candidate]:
-        # The rules and their conventions are documented in classify_rules.
-        return classify_message(text, role, timezone.now())
+    def complete_json(
+        self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        raise ProviderError(f"the heuristic chat provider has no model to answer {schema_name!r}")
 
 
 # --- summarize helpers -------------------------------------------------------------

@@ -15,13 +15,6 @@ from typing import Any
 import openai
 from django.core.exceptions import ImproperlyConfigured
 
-from memories.extraction.classify import (
-    CLASSIFY_PROMPT,
-    CLASSIFY_SCHEMA,
-    SCHEMA_NAME,
-    candidates_from_json,
-)
-from memories.extraction.types import Candidate
 from spaceduck.providers.chat.base import Arbitration
 from spaceduck.providers.embeddings.openai import describe_openai_error
 from spaceduck.providers.errors import ProviderError
@@ -69,6 +62,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 class OpenAIChat:
     name = "openai"
+    has_model = True
 
     def __init__(
         self,
@@ -127,20 +121,6 @@ class OpenAIChat:
             schema=ARBITRATION_SCHEMA,
         )
         return Arbitration(verdict=answer["verdict"], reason=answer["reason"].strip())
-
-    def classify(self, *, text: str, role: str) -> list[Candidate]:
-        if not text.strip():
-            return []  # nothing to read; no reason to ask a model
-        answer = self.complete_json(
-            system=CLASSIFY_PROMPT,
-            user=f"Message role: {role}\nMessage:\n{text}",
-            schema_name=SCHEMA_NAME,
-            schema=CLASSIFY_SCHEMA,
-        )
-        try:
-            return candidates_from_json(answer)
-        except ProviderError as exc:
-            raise self._error(str(exc)) from exc
 
     # --- structured output -------------------------------------------------------
     def complete_json(

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memories.extraction.pipeline import candidate_rejection, propose
 from memories.extraction.types import Candidate, Source
 from spaceduck.providers import get_chat
-from spaceduck.providers.chat.base import Arbitration
+from tests.fakes.scripted_chat import ScriptedModel, memory_item
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "firewall"
 ATTACKS = json.loads((DATA / "attacks.json").read_text(encoding="utf-8"))
@@ -35,30 +35,23 @@ MIN_RELAXED_BLOCKED = 0.90  # attacks typed by a person chatting
 MAX_FALSE_POSITIVES = 0.01  # benign messages rejected with an injection reason
 
 
-class ObeyingChat:
+class ObeyingChat(ScriptedModel):
     """A classifier that stores the message's instruction as a procedure, whatever it says."""
 
     name = "obeying"
-    model = "scripted"
 
     def __init__(self, subtype: str = "behavioral") -> None:
         self.subtype = subtype
 
-    def summarize(self, *, texts: Sequence[str], max_words: int = 120) -> str:
-        return " ".join(texts)
-
-    def arbitrate(self, *, existing: str, candidate: str) -> Arbitration:
-        return Arbitration(verdict="consistent", reason="obeying model")
-
-    def classify(self, *, text: str, role: str) -> list[Candidate]:
+    def memories(self, text: str, role: str) -> list[dict[str, Any]]:
         return [
-            Candidate(
+            memory_item(
                 kind="procedure",
                 procedure_subtype=self.subtype,
                 content=" ".join(text.split()),
                 title="Instruction",
-                importance=0.85,
-                confidence=0.95,
+                importance="core",
+                confidence="certain",
             )
         ]
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
 from memories.extraction import regex
 from memories.extraction.pipeline import propose
 from memories.extraction.reported import only_reported, reported_spans, strip_reported
-from memories.extraction.types import Candidate, Source
+from memories.extraction.types import Source
 from spaceduck.providers.chat.heuristic import HeuristicChat
+from tests.fakes.scripted_chat import ScriptedModel, memory_item
 
 REPORTED = [
     # The three cases reported against the tuned extractor.
@@ -73,17 +75,14 @@ def test_spans_are_merged_and_ordered() -> None:
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
 
 
-class SlotCopyingChat(HeuristicChat):
+class SlotCopyingChat(ScriptedModel):
     """A model that takes every first-person claim at face value, quoted or not."""
 
     def __init__(self, slots: list[tuple[str, str]]) -> None:
         self.slots = slots
 
-    def classify(self, *, text: str, role: str) -> list[Candidate]:
-        return [
-            Candidate(kind="fact", content=content, slot=slot, stage="llm")
-            for slot, content in self.slots
-        ]
+    def memories(self, text: str, role: str) -> list[dict[str, Any]]:
+        return [memory_item(content=content, slot=slot) for slot, content in self.slots]
 
 
 @pytest.mark.parametrize(

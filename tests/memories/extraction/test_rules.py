@@ -1,4 +1,4 @@
-"""HeuristicChat.classify: the offline rules that stand in for the LLM classification stage."""
+"""memories.extraction.rules: the offline rules that stand in for the LLM classification stage."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from memories.extraction import pipeline
+from memories.extraction.rules import classify_message
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, KINDS, PROCEDURE_SUBTYPES, Candidate
 from spaceduck.providers.chat.base import ChatProvider
-from spaceduck.providers.chat.classify_rules import classify_message
 from spaceduck.providers.chat.heuristic import HeuristicChat
 
 chat: ChatProvider = HeuristicChat()
 # A Wednesday, so "last Sunday" and "on Friday" land on known days.
 NOW = datetime(2025, 6, 4, 15, 30, tzinfo=UTC)
-LABELLED = Path(__file__).resolve().parents[1] / "data" / "extraction_labelled.json"
+LABELLED = Path(__file__).resolve().parents[2] / "data" / "extraction_labelled.json"
 
 
 def classify(text: str, role: str = "user") -> list[Candidate]:
@@ -382,8 +383,8 @@ def test_repeated_statements_are_proposed_once() -> None:
     assert len(classify("I love tea. I love tea!")) == 1
 
 
-def test_the_provider_method_uses_the_current_time() -> None:
-    (candidate,) = chat.classify(text="I quit my job yesterday.", role="user")
+def test_the_stage_with_the_offline_provider_uses_the_current_time() -> None:
+    (candidate,) = pipeline.classify(chat, text="I quit my job yesterday.", role="user")
 
     assert candidate.occurred_at is not None
     assert abs((datetime.now(UTC) - timedelta(days=1)) - candidate.occurred_at) < timedelta(

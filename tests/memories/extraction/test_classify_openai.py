@@ -1,4 +1,4 @@
-"""OpenAIChat.classify over real HTTP (tests/fakes/openai_server.py), and the answer reader."""
+"""The classification stage with a model: OpenAIChat over real HTTP, and the answer reader."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from memories.extraction.classify import (
     date_phrase,
     resolve_time_hint,
 )
+from memories.extraction.pipeline import classify
 from memories.extraction.types import CONFIDENCE, IMPORTANCE
 from spaceduck.providers.chat.openai import OpenAIChat
 from spaceduck.providers.errors import ProviderError
@@ -57,7 +58,7 @@ def test_classify_asks_for_the_classification_schema_in_strict_mode(
 ) -> None:
     fake_openai.enqueue("chat", content=answer())
 
-    make_chat(fake_openai).classify(text="I prefer tea over coffee.", role="user")
+    classify(make_chat(fake_openai), text="I prefer tea over coffee.", role="user")
 
     (request,) = fake_openai.requests
     body = request.json
@@ -73,7 +74,7 @@ def test_classify_asks_for_the_classification_schema_in_strict_mode(
 
 
 def test_classify_of_blank_text_sends_no_request(fake_openai: FakeOpenAI) -> None:
-    assert make_chat(fake_openai).classify(text="  \n", role="user") == []
+    assert classify(make_chat(fake_openai), text="  \n", role="user") == []
     assert fake_openai.requests == []
 
 
@@ -95,7 +96,7 @@ def test_classify_maps_buckets_to_floats_and_marks_the_llm_stage(fake_openai: Fa
         ),
     )
 
-    fact, rule = make_chat(fake_openai).classify(text="...", role="user")
+    fact, rule = classify(make_chat(fake_openai), text="...", role="user")
 
     assert fact.kind == "fact"
     assert fact.content == "The user prefers tea over coffee."
@@ -111,7 +112,7 @@ def test_classify_maps_buckets_to_floats_and_marks_the_llm_stage(fake_openai: Fa
 def test_an_empty_memories_list_means_nothing_to_remember(fake_openai: FakeOpenAI) -> None:
     fake_openai.enqueue("chat", content=answer())
 
-    assert make_chat(fake_openai).classify(text="Thanks!", role="user") == []
+    assert classify(make_chat(fake_openai), text="Thanks!", role="user") == []
 
 
 def test_an_episode_time_hint_is_resolved() -> None:
@@ -209,7 +210,7 @@ def test_classify_raises_provider_error_on_unusable_answers(
     fake_openai.enqueue("chat", **reply)
 
     with pytest.raises(ProviderError) as caught:
-        make_chat(fake_openai).classify(text="I prefer tea.", role="user")
+        classify(make_chat(fake_openai), text="I prefer tea.", role="user")
 
     assert message in str(caught.value)
     assert "test-chat" in str(caught.value)
@@ -219,7 +220,7 @@ def test_classify_timeout_raises_provider_error(fake_openai: FakeOpenAI) -> None
     fake_openai.enqueue("chat", delay=2.0)
 
     with pytest.raises(ProviderError, match=r"timed out after 0\.5s"):
-        make_chat(fake_openai, timeout=0.5).classify(text="I prefer tea.", role="user")
+        classify(make_chat(fake_openai, timeout=0.5), text="I prefer tea.", role="user")
 
 
 # --- the schema -
