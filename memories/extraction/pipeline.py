@@ -18,12 +18,13 @@ prompt, so ``candidate_rejection`` checks them in strict mode whatever the sourc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from django.conf import settings
 from django.utils import timezone
 
-from memories.extraction import gate, guard, injection, regex, rules, secrets, sentences
+from memories.extraction import clauses, gate, guard, injection, regex, rules, secrets, sentences
 from memories.extraction.classify import (
     CLASSIFY_PROMPT,
     CLASSIFY_SCHEMA,
@@ -32,6 +33,7 @@ from memories.extraction.classify import (
 )
 from memories.extraction.reported import only_reported
 from memories.extraction.salient import salient_tokens
+from memories.extraction.spelling import read_chat
 from memories.extraction.types import Candidate, InjectionMode, Source, Verdict
 from spaceduck.failpoints import failpoint
 from spaceduck.providers.chat.base import ChatProvider
@@ -46,6 +48,60 @@ def _merge(regex_found: list[Candidate], classified: list[Candidate]) -> list[Ca
     """Regex wins for identity slots; the classifier adds everything else."""
     slots = {c.slot for c in regex_found if c.slot}
     return regex_found + [c for c in classified if not (c.slot and c.slot in slots)]
+
+
+def _without_restated(candidates: list[Candidate]) -> tuple[list[Candidate], list[Verdict]]:
+    """Drop a plain fact that only restates a kept slot ("The user is a carpenter by trade"
+    beside role "carpenter"): the slot says it, and supersedes correctly when it changes."""
+    values = [_slot_value(c) for c in candidates if c.slot]
+    keep: list[Candidate] = []
+    dropped: list[Verdict] = []
+    for candidate in candidates:
+        if candidate.kind == "fact" and _restates(candidate, values):
+            dropped.append(
+                Verdict(candidate=candidate, decision="rejected", reason="duplicate_candidate")
+            )
+        else:
+            keep.append(candidate)
+    return keep, dropped
+
+
+_SLOT_FRAME = frozenset(
+    [
+        "the",
+        "user",
+        "user's",
+        "is",
+        "works",
+        "as",
+        "at",
+        "lives",
+        "in",
+        "name",
+        "years",
+        "old",
+        "email",
+        "phone",
+        "number",
+        "birthday",
+        "pronouns",
+        "are",
+        "a",
+        "an",
+    ]
+)
+
+
+def _slot_value(candidate: Candidate) -> frozenset[str]:
+    words = re.findall(r"[\w@.+-]+", candidate.content.casefold())
+    return frozenset(w.strip(".") for w in words if w.strip(".") not in _SLOT_FRAME)
+
+
+def _restates(candidate: Candidate, values: list[frozenset[str]]) -> bool:
+    if candidate.slot:
+        return False
+    text = candidate.content.casefold()
+    return any(value and all(word in text for word in value) for value in values)
 
 
 def _by_retention(candidates: list[Candidate]) -> tuple[list[Candidate], list[Verdict]]:
@@ -68,8 +124,13 @@ def candidate_mode(candidate: Candidate, source: Source) -> InjectionMode:
 
 
 def candidate_rejection(candidate: Candidate, source: Source) -> str | None:
-    """The guard's verdict, reported text, then injection detection on the candidate's own text."""
-    reason = guard.check(candidate, source) or reported_slot(candidate, source)
+    """The guard's verdict, a secret beside the value in the message, reported text, then
+    injection detection on the candidate's own text."""
+    reason = (
+        guard.check(candidate, source)
+        or secret_nearby(candidate, source)
+        or reported_slot(candidate, source)
+    )
     if reason is None:
         text = f"{candidate.title}\n{candidate.content}\n{candidate.summary}"
         reason = injection_reason(text, source, candidate_mode(candidate, source))
@@ -81,6 +142,29 @@ def warm() -> None:
     detectors) instead of inside the first message's time. Worker and web server start-up."""
     sentences.warm()
     secrets.find_secret("password: warm-up-4821")
+
+
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?](?=\s|$)|\n|$)")
+
+
+def secret_nearby(candidate: Candidate, source: Source) -> str | None:
+    """``secret: <shape> (beside the value)`` when a value the candidate copies sits in a
+    sentence of the message that holds a credential: "Social security number: 219-09-9999"
+    is no phone number and "mongodb://ana:pw@db.local" no email address, whichever stage or
+    model read them that way, even though the copied value alone looks harmless."""
+    text = source.text
+    folded = text.casefold()
+    for token in salient_tokens(candidate.content):
+        at = folded.find(token)
+        if at < 0:
+            continue
+        for sentence in _SENTENCE.finditer(text):
+            if sentence.start() <= at < max(sentence.end(), sentence.start() + 1):
+                shape = secrets.find_secret(sentence.group())
+                if shape is not None:
+                    return f"secret: {shape} (beside the value)"
+                break
+    return None
 
 
 def reported_slot(candidate: Candidate, source: Source) -> str | None:
@@ -155,10 +239,15 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
         ]
     text = guard.strip_recalled(source.text)
     verdicts: list[Verdict] = []
-    found = regex.extract(text) if source.role == "user" else []
+    # Slots are read from the chat spelling repaired ("im jonas", "my nmae is"); values as typed.
+    found = regex.extract(read_chat(text)) if source.role == "user" else []
     failpoint("extraction.before_classify")
     classified = classify(chat, text=text, role=source.role)
-    candidates, dropped = _by_retention(_merge(found, classified))
+    merged = _merge(found, classified)
+    if not chat.has_model and source.role == "user":
+        # The offline rules' second pass: statements no rule recognised, read by structure.
+        merged += clauses.propose(text, merged, timezone.now())
+    candidates, dropped = _by_retention(merged)
     verdicts += dropped
     reason = injection_reason(source.text, source)
     if reason is None and text != source.text:
@@ -167,4 +256,5 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
         return [], verdicts + _rejected(candidates, reason)
     candidates, gate_verdicts = gate.validate(candidates)
     candidates, guard_verdicts = _guarded(candidates, source)
-    return candidates, verdicts + gate_verdicts + guard_verdicts
+    candidates, restated = _without_restated(candidates)
+    return candidates, verdicts + gate_verdicts + guard_verdicts + restated

@@ -29,6 +29,7 @@ title-cased). One candidate per slot per message (the most confident, then the f
 
 Known limits: English only; digits only for ages; "Trinidad and Tobago" stops at "and";
 nationalities and other capitalised adjectives after "I'm" are excluded by a list, not grammar.
+The word lists live in ``regex_words.py``; this module holds the patterns and the logic.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 
+from memories.extraction import regex_words as W
 from memories.extraction.gate import IRREGULAR_PAST
 from memories.extraction.guard import starts_like_question, strip_recalled
 from memories.extraction.reported import strip_reported
@@ -58,132 +60,15 @@ SLOT_TITLES = {
 }
 _CORE_SLOTS = frozenset({"name", "location", "employer", "role"})
 
-# --- Word lists ---------------------------------------------------------------------------------
+# --- Clause checks ----------------------------------------------------------------------------
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_MONTHS = _words(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-)
-_WEEKDAYS = _words(
-    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays "
-    "thursdays fridays saturdays sundays weekend weekends weekdays"
-)
-# A value stops before any of these (compared in lower case).
-_STOP = (
-    _words(
-        """
-        and but or nor so because since though although while where which who whom whose that
-        with for from to at in on by as of near until till now currently today yesterday
-        tomorrow tonight last next this these those ago recently already anymore anyway again
-        too also lol haha btw right then when if is are was were am be been has have had do does
-        did will would can could should might must may just still not no never yet very really
-        actually probably here there full-time part-time remotely
-        """
-    )
-    | _WEEKDAYS
-    | _MONTHS
-)
-_DETERMINERS = _words("a an the my our his her their your this that some one another any no its")
-_PLACE_CONNECTORS = _words(
-    "of de del della da di du des la le les los las el upon am der den van von y sur"
-)
-_NAME_CONNECTORS = _words("van von de da del di du le la bin ibn al ter ten")
-_EMPLOYER_CONNECTORS = _words("of de &")
-_LOCATION_BLOCK = _words(
-    """
-    peace fear hope sin denial harmony luxury poverty comfort style hell heaven bliss dread
-    terror shame silence misery hiding limbo paradise fantasy dreams reality ignorance
-    """
-)
-_EMPLOYER_BLOCK = _words(
-    """
-    home night nights weekends work school it that this there here remote myself yourself free
-    fun money hours you them him her us me everyone anyone both
-    """
-)
-_DEMONYMS = _words(
-    """
-    american british english scottish welsh irish french german italian spanish portuguese dutch
-    belgian swiss austrian swedish norwegian danish finnish icelandic polish czech slovak
-    hungarian romanian bulgarian greek turkish russian ukrainian belarusian serbian croatian
-    bosnian slovenian albanian lithuanian latvian estonian canadian mexican brazilian
-    argentinian argentine chilean peruvian colombian venezuelan cuban chinese japanese korean
-    vietnamese thai filipino filipina indonesian malaysian singaporean indian pakistani
-    bangladeshi nepali iranian persian iraqi syrian lebanese israeli palestinian jordanian
-    egyptian moroccan algerian tunisian nigerian ghanaian kenyan ethiopian somali australian
-    kiwi asian european african latino latina latinx hispanic arab kurdish maltese taiwanese
-    jewish catholic muslim christian hindu buddhist sikh atheist agnostic mormon protestant
-    orthodox democrat republican libertarian conservative liberal gemini aries taurus cancer
-    leo virgo libra scorpio sagittarius capricorn aquarius pisces
-    """
-)
-# Words people Title-Case after "I'm" that are not names.
-_NOT_NAMES = _DEMONYMS | _words(
-    """
-    sorry fine good great ok okay well here there back done sure glad happy sad tired sick busy
-    ready new home late early free available interested excited curious confused stuck lost
-    afraid aware certain not so very really just also still always never going trying looking
-    working thinking learning coming getting doing using planning hungry bored alright alive
-    awake single married divorced engaged widowed vegan vegetarian pregnant retired unemployed
-    allergic human bilingual bad all in on at a an the from into over out off up down about like
-    totally pretty quite kind sort almost currently now actually literally probably definitely
-    honestly both one your his her their our my gay straight bi trans queer deaf blind disabled
-    autistic dyslexic diabetic colorblind colourblind left-handed right-handed neurodivergent
-    secret private irrelevant unimportant unknown long complicated hard weird funny unusual
-    common rare spelled spelt pronounced nice cool awesome fantastic wonderful okay yes no
-    anonymous nobody someone everyone the a it
-    """
-)
-_ROLE_HEADS = _words(
-    """
-    engineer developer programmer coder architect designer scientist researcher analyst manager
-    director lead consultant accountant auditor lawyer attorney paralegal solicitor barrister
-    judge nurse doctor physician surgeon dentist pharmacist therapist psychologist psychiatrist
-    counselor counsellor paramedic midwife veterinarian vet teacher professor lecturer tutor
-    instructor educator librarian student intern apprentice trainee resident writer author
-    journalist editor reporter translator interpreter photographer artist illustrator animator
-    musician composer producer actor actress dancer chef cook baker barista bartender waiter
-    waitress cashier clerk receptionist secretary administrator technician mechanic
-    electrician plumber carpenter builder contractor welder machinist farmer gardener
-    landscaper driver pilot firefighter officer detective soldier sailor founder cofounder
-    co-founder entrepreneur freelancer investor banker trader broker realtor recruiter marketer
-    strategist salesperson salesman saleswoman specialist coordinator supervisor operator
-    planner economist statistician mathematician physicist chemist biologist geologist
-    astronomer tester clinician caregiver carer nanny housekeeper cleaner janitor pastor
-    priest rabbi imam politician diplomat curator archivist scholar postdoc dean principal
-    headteacher coach trainer physiotherapist optometrist radiologist anesthesiologist
-    pediatrician paediatrician sre devops
-    """
-)
-_ROLE_ACRONYMS = _words("ceo cto cfo coo cio ciso cmo cpo vp sre pm qa dba swe sde po evp svp")
-# Roles read better as "is a ..." than "works as a ...".
-_STUDY_ROLES = _words("student postdoc resident apprentice trainee")
-# "a former teacher" is not a current role.
-_NOT_CURRENT = _words("former ex retired aspiring future wannabe would-be recovering ex-")
-_WORK_AS_BLOCK = _words("team group pair unit whole family hobby favour favor volunteer")
 # Before the trigger in the same clause, these make the statement hypothetical, negated,
 # or someone else's belief.
-_HEDGE = re.compile(
-    r"\b(?:if|unless|whether|wish(?:ed)?|suppose|supposing|imagine|imagining|pretend(?:ing)?|"
-    r"hope|hoping|dream(?:ed|ing|t)?|maybe|perhaps|not|never|no|don't|doesn't|didn't|isn't|"
-    r"wasn't|won't|wouldn't|can't|cannot|say|says|said|think|thinks|thought|tell|tells|told|"
-    r"believe|believes|believed|assume|assumes|assumed|guess|guessed|would|could|might|should|"
-    r"as\s+if|in\s+case|lie|lied|lying|joke|joking|kidding)\b",
-    re.IGNORECASE,
-)
+_HEDGE = re.compile(rf"\b(?:{W.HEDGES})\b", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(
     r"[,;:()\u2014\u2013]|\s-\s|\b(?:and|but|so|because|since)\b", re.IGNORECASE
 )
-_OPENER = re.compile(
-    r"^(?:(?:hi|hello|hey|hiya|howdy|greetings|yo|oh|well|so|ok|okay|and|but|also|btw|"
-    r"there|all|everyone|folks|guys|again|anyway)[\s,!.:-]*)*$",
-    re.IGNORECASE,
-)
+_OPENER = re.compile(rf"^(?:(?:{W.OPENERS})[\s,!.:-]*)*$", re.IGNORECASE)
 
 # --- Text preparation --------------------------------------------------------------------------
 
@@ -192,7 +77,6 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 _QUOTED = re.compile(r"\"([^\"\n]*)\"")
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u3000]+")
-_ABBREVIATIONS = _words("st dr mr mrs ms mt ft jr sr inc ltd co corp prof vs approx dept univ")
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
 _LAST_WORD = re.compile(r"(\S+)$")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]?")
@@ -219,7 +103,7 @@ def _sentences(text: str) -> list[str]:
         if mark == "." or (mark.startswith(".") and not mark.startswith("..")):
             last = _LAST_WORD.search(text, start, match.start())
             word = last.group(1) if last else ""
-            if word.lower() in _ABBREVIATIONS or _INITIALS.fullmatch(word):
+            if word.lower() in W.ABBREVIATIONS or _INITIALS.fullmatch(word):
                 continue
         end = match.start() if mark.startswith("\n") else match.end()
         sentence = text[start:end].strip()
@@ -256,7 +140,7 @@ def _split_token(raw: str) -> tuple[str, str]:
     if not match:
         return raw, ""
     core, trail = raw[: match.start()], match.group()
-    if trail.startswith(".") and (core.lower() in _ABBREVIATIONS or _INITIALS.fullmatch(core)):
+    if trail.startswith(".") and (core.lower() in W.ABBREVIATIONS or _INITIALS.fullmatch(core)):
         core, trail = core + ".", trail[1:]
     return core, trail
 
@@ -292,11 +176,11 @@ def _phrase(
         following = _split_token(tokens[index + 1].group())[0] if index + 1 < len(tokens) else ""
         following_ok = (
             _is_capitalised(following)
-            and following.lower() not in _STOP
+            and following.lower() not in W.STOP
             and _is_wordlike(following, digits=not name_like)
         )
         if len(words) == max_words:
-            if lower in _STOP:
+            if lower in W.STOP:
                 stopper = f"stop:{lower}"
             elif (lower in connectors and following_ok) or _is_capitalised(core):
                 stopper = "max"
@@ -313,9 +197,9 @@ def _phrase(
             return _Phrase(words, end, "other", token.start())
         elif not words and lower == "the" and following_ok and not name_like:
             pass
-        elif lower in _STOP:
+        elif lower in W.STOP:
             return _Phrase(words, end, f"stop:{lower}", token.start())
-        elif not words and lower in _DETERMINERS:
+        elif not words and lower in W.DETERMINERS:
             return _Phrase(words, end, "other", token.start())
         elif _is_capitalised(core) or (allow_lower and core.islower()):
             pass
@@ -338,7 +222,7 @@ def _role_phrase(sentence: str, pos: int) -> _Phrase:
         lower = core.lower()
         if not core or not _is_wordlike(core, digits=False):
             return _Phrase(words, end, "other", token.start())
-        if lower in _STOP or lower in _DETERMINERS or core == "I":
+        if lower in W.STOP or lower in W.DETERMINERS or core == "I":
             return _Phrase(words, end, f"stop:{lower}", token.start())
         words.append(core)
         end = token.start() + len(core)
@@ -396,17 +280,17 @@ def _name_parser(*, explicit: bool) -> Parser:
             match.end(),
             max_words=2 if not explicit else 4,
             allow_lower=explicit,
-            connectors=_NAME_CONNECTORS,
+            connectors=W.NAME_CONNECTORS,
             name_like=True,
         )
         if not phrase.words or phrase.stopper in ("other", "max"):
             return []
-        if any(word.lower() in _NOT_NAMES for word in phrase.words):
+        if any(word.lower() in W.NOT_NAMES for word in phrase.words):
             return []
         if any(len(word) > 2 and word.isupper() for word in phrase.words):
             return []  # "I'm ADHD", "I'm OK": acronyms, not names
         if phrase.words[0].lower().endswith("ese") or any(
-            word.lower() in _ROLE_HEADS | _ROLE_ACRONYMS for word in phrase.words
+            word.lower() in W.ROLE_HEADS | W.ROLE_ACRONYMS for word in phrase.words
         ):
             return []
         if phrase.text.islower() and len(phrase.words) > 2:
@@ -425,7 +309,7 @@ def _title_place(value: str) -> str:
     words = value.split()
     return " ".join(
         word
-        if (index == 0 and word == "the") or (index and word in _PLACE_CONNECTORS)
+        if (index == 0 and word == "the") or (index and word in W.PLACE_CONNECTORS)
         else "-".join(part.capitalize() for part in word.split("-"))
         for index, word in enumerate(words)
     )
@@ -437,9 +321,9 @@ def _parse_location(sentence: str, match: re.Match[str]) -> list[_Hit]:
         match.end(),
         max_words=5,
         allow_lower=_all_lower(sentence),
-        connectors=_PLACE_CONNECTORS,
+        connectors=W.PLACE_CONNECTORS,
     )
-    if not phrase.words or phrase.text.lower() in _LOCATION_BLOCK:
+    if not phrase.words or phrase.text.lower() in W.LOCATION_BLOCK:
         return []
     value, end = phrase.text, phrase.end
     if phrase.stopper == "punct:,":
@@ -461,9 +345,9 @@ def _employer_hit(sentence: str, pos: int, start: int) -> _Hit | None:
         pos,
         max_words=6,
         allow_lower=_all_lower(sentence),
-        connectors=_EMPLOYER_CONNECTORS,
+        connectors=W.EMPLOYER_CONNECTORS,
     )
-    if not phrase.words or phrase.text.lower() in _EMPLOYER_BLOCK:
+    if not phrase.words or phrase.text.lower() in W.EMPLOYER_BLOCK:
         return None
     content = f"The user works at {_sentence_end(phrase.text)}"
     return _Hit("employer", content, start, phrase.end, CONFIDENCE["stated"])
@@ -476,7 +360,7 @@ def _parse_employer(sentence: str, match: re.Match[str]) -> list[_Hit]:
 
 def _role_content(det: str, role: str) -> str:
     head = role.split()[-1].lower()
-    if head in _STUDY_ROLES:
+    if head in W.STUDY_ROLES:
         article = det or ("an " if role[:1].lower() in "aeiou" else "a ")
         return f"The user is {article}{_sentence_end(role)}"
     return f"The user works as {det}{_sentence_end(role)}"
@@ -492,12 +376,12 @@ def _role_parser(*, strict: bool) -> Parser:
             return []
         lowered = [word.lower() for word in phrase.words]
         head = lowered[-1]
-        if any(word in _NOT_CURRENT or word.startswith("ex-") for word in lowered):
+        if any(word in W.NOT_CURRENT or word.startswith("ex-") for word in lowered):
             return []
-        known = head in _ROLE_HEADS or head in _ROLE_ACRONYMS
+        known = head in W.ROLE_HEADS or head in W.ROLE_ACRONYMS
         if (strict or not det) and not known:
             return []
-        if head in _WORK_AS_BLOCK:
+        if head in W.WORK_AS_BLOCK:
             return []
         article = f"{det} " if det else ""
         hits = [
@@ -510,7 +394,7 @@ def _role_parser(*, strict: bool) -> Parser:
             )
         ]
         # "I'm an engineer at Google": the employer comes along.
-        if phrase.stopper in ("stop:at", "stop:for") and head not in _STUDY_ROLES:
+        if phrase.stopper in ("stop:at", "stop:for") and head not in W.STUDY_ROLES:
             after = _TOKEN.match(sentence, phrase.next_start)
             if after:
                 employer = _employer_hit(sentence, after.end(), match.start())
@@ -519,6 +403,22 @@ def _role_parser(*, strict: bool) -> Parser:
         return hits
 
     return parse
+
+
+def _age_either(sentence: str, match: re.Match[str]) -> list[_Hit]:
+    """The age from whichever group matched ("a 34-year-old", "aged 34")."""
+    value = match.group("value") or match.group("value2")
+    if not value or not _valid_age(value):
+        return []
+    return [
+        _Hit(
+            "age",
+            f"The user is {value} years old.",
+            match.start(),
+            match.end(),
+            CONFIDENCE["stated"],
+        )
+    ]
 
 
 def _value_parser(
@@ -544,22 +444,14 @@ def _valid_phone(value: str) -> bool:
 
 # --- Triggers ----------------------------------------------------------------------------------
 
-_ADV = (
-    r"(?:(?:currently|now|still|actually|also|just|recently|finally|permanently|officially|"
-    r"presently|remotely)\s+)*"
-)
+_ADV = rf"(?:(?:{W.TRIGGER_ADVERBS})\s+)*"
 _I_AM = r"\bI(?:'m|m|\s+am)"
-_AGE_END = (
-    r"(?=\s*(?:$|[,.;:!?)\u2013\u2014-]|(?:and|but|so|now|btw|lol|too|myself|already|though|"
-    r"this\s+year)\b))"
-)
+_AGE_END = rf"(?=\s*(?:$|[,.;:!?)\u2013\u2014-]|(?:{W.AGE_END_WORDS})\b))"
 _AGE_UNIT = r"(?:\s*(?:years?|yrs?)(?:\s+old|\s+of\s+age)?|\s*y/?o\b|\s*y\.o\.)?"
-_EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+# Not inside a URL's credentials ("mongodb://ana:hunter2@db.local" holds a password, no email).
+_EMAIL = r"(?<![\w.:/%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 _PHONE = r"\+?\(?\d[\d\s().-]{5,22}\d"
-_PRONOUN = (
-    r"(?:she|her|hers|he|him|his|they|them|theirs|xe|xem|xir|ze|zir|hir|ey|em|eir|fae|faer|"
-    r"it|its|any|all)\b"
-)
+_PRONOUN = rf"(?:{W.PRONOUNS})\b"
 _PRONOUNS = rf"{_PRONOUN}(?:\s*/\s*{_PRONOUN}){{1,3}}"
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -575,6 +467,9 @@ _FLAGS = re.IGNORECASE
 
 # (needles, pattern, parser): a pattern only runs on sentences (lower-cased) containing one
 # of its needles, which skips most of the regex work on ordinary chat.
+# A known occupation as a regex alternation, longest first: "teacher from Valencia".
+_ROLE_HEADS = "|".join(sorted((re.escape(w) for w in W.ROLE_HEADS), key=len, reverse=True))
+
 _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple(
     (needles, re.compile(pattern, _FLAGS), parser)
     for needles, pattern, parser in (
@@ -591,8 +486,8 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("i'm", "im", "i am"),
-            r"^(?:(?:hi|hello|hey|hiya|howdy|greetings|yo|oh|well|so|ok|okay)"
-            r"(?:\s+(?:there|all|everyone|folks|guys|again))?[\s,!.:-]*)*I(?:'m|m|\s+am)\s+",
+            rf"^(?:(?:{W.GREETINGS})(?:\s+(?:{W.GREETING_ADDRESSEES}))?[\s,!.:-]*)*"
+            r"I(?:'m|m|\s+am)\s+",
             _name_parser(explicit=False),
         ),
         # age
@@ -661,6 +556,151 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             r"(?P<det>an?\s+|the\s+)?",
             _role_parser(strict=True),
         ),
+        # --- the same slots as people type them in chat or in a second language ---------
+        # "name's Dmitri", "Me I am called Oksana", "Tomás here, teacher from Valencia"
+        (("name",), r"^(?:the\s+)?name(?:'s|\s+is)\s+", _name_parser(explicit=True)),
+        (("called",), rf"(?:^|,\s*|\bme\s+){_I_AM}\s+called\s+", _name_parser(explicit=True)),
+        (
+            ("here",),
+            rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*(?=[A-Z][\w\u00c0-\u024f]+\s+here\b)",
+            _name_parser(explicit=False),
+        ),
+        # "23 yo, uni student", "I have 45 years", "I am having 19 years"
+        (
+            ("years",),
+            r"(?:^|\bI\s+(?:have|am\s+having)\s+)(?P<value>\d{1,3})\s+years(?:\s+old)?"
+            r"(?!\s+(?:ago|of|in|at|with|experience|later|before))\b",
+            _value_parser("age", "The user is {value} years old.", check=_valid_age),
+        ),
+        # "I stay in Seoul", "I live at Munich", "but live in Madrid", "still in Melbourne",
+        # "i'm in Lyon now", "moved to glasgow", "we moved to Edinburgh", "I work from Tbilisi"
+        (
+            ("stay", "live"),
+            rf"(?:\bI|\b(?:but|and)|^)\s+{_ADV}(?:stay|staying|live|living)\s+(?:in|at)\s+",
+            _parse_location,
+        ),
+        (
+            ("in ",),
+            rf"(?:^(?:(?:yep|yeah|yes|no|nah)[\s,]+)?{_ADV}|{_I_AM}\s+{_ADV})in\s+(?=[A-Z])",
+            _parse_location,
+        ),
+        (
+            ("moved",),
+            rf"^{_ADV}(?:moved|relocated)\s+(?:back\s+)?to\s+",
+            _parse_location,
+        ),
+        (
+            ("from",),
+            rf"\bI\s+{_ADV}work\s+{_ADV}from\s+(?=[A-Z])",
+            _parse_location,
+        ),
+        (
+            ("location", "city"),
+            r"(?:^|\n)\W*(?:location|city|based)\s*:\s*",
+            _parse_location,
+        ),
+        # "workin at Zalando", "just started at Monzo", "I joined Atlassian", "I'm at Babylon
+        # Health", "I work in the Samsung", "I started a new role at Skyscanner"
+        (
+            ("working", "workin", "started", "joined"),
+            r"^(?:just\s+|recently\s+|now\s+)?(?:working|workin'?|started|joined)\s+(?:at|for)\s+",
+            _parse_employer,
+        ),
+        (
+            ("joined",),
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}joined\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        (
+            ("at ",),
+            rf"{_I_AM}\s+{_ADV}at\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        (
+            ("work",),
+            rf"\bI\s+{_ADV}(?:work|am\s+working)\s+(?:in|by)\s+(?:the\s+)?(?=[A-Z])",
+            _parse_employer,
+        ),
+        (
+            ("started",),
+            rf"\bI\s+{_ADV}started\s+(?:a\s+)?(?:new\s+)?(?:role|job|position)\s+at\s+",
+            _parse_employer,
+        ),
+        # "I work like engineer", "working by Bosch as software tester", "I make the job of
+        # accountant", "got promoted to engineering manager", "joined Atlassian as a ..."
+        (
+            (" like ", " as ", "job of"),
+            rf"\bI\s+{_ADV}(?:work|am\s+working|joined)\s+(?:[^\s,.;:!?]+\s+){{0,4}}?"
+            r"(?:as|like)\s+(?P<det>an?\s+|the\s+)?",
+            _role_parser(strict=True),
+        ),
+        (
+            ("job of",),
+            r"\bI\s+(?:make|do|have)\s+the\s+job\s+of\s+(?P<det>an?\s+)?",
+            _role_parser(strict=True),
+        ),
+        (
+            ("promoted",),
+            r"\b(?:got|was|been|just\s+got)\s+promoted\s+to\s+(?P<det>an?\s+|the\s+)?",
+            _role_parser(strict=True),
+        ),
+        # more of the ways people say who they are
+        (
+            ("this is",),
+            rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*this\s+is\s+(?=[A-Z])",
+            _name_parser(explicit=False),
+        ),
+        (
+            ("go by", "call me", "calls me"),
+            r"\b(?:I\s+go\s+by|(?:everyone|everybody|people|friends|most\s+people|they)\s+"
+            r"(?:just\s+)?calls?\s+me)\s+",
+            _name_parser(explicit=False),
+        ),
+        (
+            ("year-old", "year old", "aged", "age"),
+            r"(?:\b(?:I'm|I\s+am)\s+an?\s+(?P<value>\d{1,3})[-\s]year[-\s]old\b"
+            r"|^(?:aged?\s*:?\s*)(?P<value2>\d{1,3})\b)",
+            _age_either,
+        ),
+        (
+            ("-based",),
+            rf"{_I_AM}\s+{_ADV}(?:an?\s+)?(?=[A-Z][\w\u00c0-\u024f]+-based\b)",
+            _parse_location,
+        ),
+        (
+            ("here in",),
+            r"\bhere\s+in\s+(?=[A-Z])",
+            _parse_location,
+        ),
+        (
+            ("with",),
+            rf"(?:{_I_AM}|\bI(?:'ve|\s+have)\s+been)\s+{_ADV}with\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        (
+            ("employer", "company"),
+            r"\bmy\s+(?:employer|company)\s+is\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        (
+            ("retired", "by trade", "for a living"),
+            rf"{_I_AM}\s+(?:an?\s+)?(?:retired\s+)?(?=(?:[\w-]+\s+){{0,2}}?[\w-]+\s+by\s+trade)"
+            r"|\b(?:I'm|I\s+am)\s+(?:an?\s+)?retired\s+(?P<det>)",
+            _role_parser(strict=True),
+        ),
+        # an introduction without a verb: "Tomás here, teacher from Valencia", "uni student in
+        # Kraków", "I'm a barista at a tiny cafe in Porto"
+        (
+            ("here", ","),
+            r"(?:^|,\s*)(?:(?:uni|university|high\s+school|phd|grad)\s+)?(?=[a-z]+\s+(?:from|in)\s+[A-Z])",
+            _role_parser(strict=True),
+        ),
+        (
+            ("from", " in "),
+            rf"(?:^|,\s*|{_I_AM}\s+(?:an?|the)\s+)(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_HEADS})"
+            r"\s+(?:from|in)\s+(?=[A-Z])",
+            _parse_location,
+        ),
         # email, phone, pronouns, birthday
         (
             ("@",),
@@ -677,6 +717,29 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             r"(?:call|text|ring)\s+me\s+(?:at|on)|(?:you\s+can\s+)?reach\s+me\s+(?:at|on))"
             rf"\s*:?\s*(?P<value>{_PHONE})",
             _value_parser("phone", "The user's phone number is {value}.", check=_valid_phone),
+        ),
+        (
+            ("@",),
+            r"(?:\b(?:my|me)\b[^.;!?\n@]{0,40}?|\b(?:e-?mail|mail)\s*:\s*)"
+            rf"(?P<value>{_EMAIL})",
+            _value_parser("email", "The user's email is {value}."),
+        ),
+        (
+            ("number",),
+            r"\b(?:(?:my|new)\s+)?(?:new\s+)?(?:phone\s+|mobile\s+|cell\s+)?number\s*(?:is|:)\s*"
+            rf"(?P<value>{_PHONE})",
+            _value_parser("phone", "The user's phone number is {value}.", check=_valid_phone),
+        ),
+        (
+            ("pronouns",),
+            rf"(?:^|\n)\W*pronouns\s*(?:are|:)\s*(?P<value>{_PRONOUNS})",
+            _value_parser("pronouns", "The user's pronouns are {value}."),
+        ),
+        (
+            ("birthday",),
+            r"^(?:my\s+)?birthday(?:\s+is|'s)\s+(?:on\s+)?"
+            rf"(?P<value>{_DATE})",
+            _value_parser("birthday", "The user's birthday is {value}."),
         ),
         (
             ("pronouns",),
@@ -701,7 +764,8 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
 
 # --- Context checks ----------------------------------------------------------------------------
 
-_CLAUSE_TAIL = re.compile(r"[^,;.!?]*([,;.!?]|$)")
+# A dash ends a clause too: "I'm a teacher in Nairobi — what's a good laptop?" states a fact.
+_CLAUSE_TAIL = re.compile(r"[^,;.!?\u2014\u2013]*([,;.!?\u2014\u2013]|$)")
 
 
 # How far around a hit its clause is looked for. Real clauses are far shorter;
@@ -750,31 +814,16 @@ def _slot_hits(sentence: str) -> list[_Hit]:
 # --- "remember that ..." -----------------------------------------------------------------------
 
 _REMEMBER = re.compile(r"\b(?:remember|(?:don't|do\s+not|never)\s+forget)\b", _FLAGS)
-_REMEMBER_LEAD = re.compile(
-    r"^(?:(?:please|pls|plz|also|and|oh|btw|hey|ok|okay|so|just|but|now|can\s+you|could\s+you|"
-    r"would\s+you|will\s+you|i\s+want\s+you\s+to|i\s+need\s+you\s+to|i'd\s+like\s+you\s+to|"
-    r"make\s+sure\s+(?:to|you))[\s,!.:-]*)*$",
-    _FLAGS,
-)
-_COURTESY_TAIL = re.compile(
-    r"(?:[\s.!?]*,\s*(?:please|pls|thanks|thank\s+you|thx|ok|okay|alright))?[\s.!?]*$", _FLAGS
-)
+_REMEMBER_LEAD = re.compile(rf"^(?:(?:{W.REMEMBER_LEADS})[\s,!.:-]*)*$", _FLAGS)
+_COURTESY_TAIL = re.compile(rf"(?:[\s.!?]*,\s*(?:{W.COURTESIES}))?[\s.!?]*$", _FLAGS)
 _PROCEDURE = re.compile(
     r"^(?:that\s+)?(?:(?:you\s+(?:should|must|need\s+to|have\s+to|will|are\s+to)|to)\s+)?"
     r"(?P<adverb>always|never)\s+(?P<body>\S.*)$",
     _FLAGS | re.DOTALL,
 )
 _NOT_TO = re.compile(r"^(?:not\s+to|to\s+not|to\s+never)\s+(?P<body>\S.*)$", _FLAGS | re.DOTALL)
-_DEICTIC = _words(
-    "this that it these those what when where how who why which me us him her them you to for "
-    "about everything anything something"
-)
 
-_ADVERBS = (
-    r"(?:(?:always|never|usually|often|sometimes|really|also|still|just|only|generally|mostly|"
-    r"rarely|actually|currently|now|strongly|mainly|normally|typically|definitely|absolutely|"
-    r"even|already|totally|kinda|kind\s+of|sort\s+of|[a-z]{3,}(?<!p)ly)\s+)*"
-)
+_ADVERBS = rf"(?:(?:{W.ADVERBS}|[a-z]{{3,}}(?<!p)ly)\s+)*"
 _FIRST_PERSON_FIXED = tuple(
     (re.compile(pattern, _FLAGS), replacement)
     for pattern, replacement in (
@@ -791,14 +840,6 @@ _FIRST_PERSON_FIXED = tuple(
     )
 )
 _I_VERB = re.compile(rf"\bI\s+({_ADVERBS})([a-z']+)\b", _FLAGS)
-_UNCHANGED_AFTER_I = _words(
-    """
-    can could will would should must might may shall did was had used can't couldn't won't
-    wouldn't shouldn't mustn't didn't wasn't hadn't cannot and or but too myself alone
-    personally also
-    """
-)
-_PRESENT_ED = _words("proceed succeed exceed embed breed bleed speed shred")
 _POSSESSIVE = (
     (re.compile(r"\bmy\b", _FLAGS), "the user's"),
     (re.compile(r"\bmine\b", _FLAGS), "the user's"),
@@ -810,8 +851,8 @@ _POSSESSIVE = (
 
 def _third_person_verb(verb: str) -> str:
     lower = verb.lower()
-    regular_past = len(lower) >= 5 and lower.endswith("ed") and lower not in _PRESENT_ED
-    if lower in _UNCHANGED_AFTER_I or lower in IRREGULAR_PAST or regular_past:
+    regular_past = len(lower) >= 5 and lower.endswith("ed") and lower not in W.PRESENT_ED
+    if lower in W.UNCHANGED_AFTER_I or lower in IRREGULAR_PAST or regular_past:
         return verb
     if lower == "have":
         return "has"
@@ -872,7 +913,7 @@ def _remember_candidate(clause: str) -> Candidate | None:
         return None  # "remember to buy milk": a reminder, not a memory
     clause = re.sub(r"^that\s+", "", clause, flags=_FLAGS)
     words = clause.split()
-    if not words or words[0].lower().strip(",.") in _DEICTIC:
+    if not words or words[0].lower().strip(",.") in W.DEICTIC:
         return None
     if starts_like_question(clause) or not is_sentence(clause):
         return None

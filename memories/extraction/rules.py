@@ -1,6 +1,7 @@
-"""The heuristic provider's ``classify``: memories from one message by rules, no model.
+"""The offline classification stage: memories from one message by rules, no model.
 
-It produces the same ``Candidate`` structure as the LLM stage (stage="llm").
+``memories.extraction.pipeline.classify`` calls ``classify_message`` when the chat provider
+has no model; it produces the same ``Candidate`` structure as the model does (stage="llm").
 A message is read sentence by sentence; a sentence that holds ordered steps is
 one workflow, otherwise each clause ("I love cycling | and I have two cats")
 goes through these rules, first match wins:
@@ -45,8 +46,9 @@ Known limits: no coreference ("My son does too", "it is my favourite" are
 skipped), no paraphrase, English only, one memory per clause (so "I use
 Obsidian for notes and Todoist for tasks" is a single fact), clefts and
 self-answered questions ("it's Linear we use now", "Favourite season? Autumn")
-are missed, and every rule is a list of words someone chose. Measure changes
-with ``manage.py bench extraction``.
+are missed, and every rule is a list of words someone chose. The word lists live in
+``rules_words.py``; this module holds the patterns built from them and the logic. Measure
+changes with ``manage.py bench extraction``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from memories.extraction import rules_words as W
 from memories.extraction.classify import (
     clean_tags,
     clip_title,
@@ -64,11 +67,8 @@ from memories.extraction.classify import (
     resolve_time_hint,
 )
 from memories.extraction.reported import strip_reported
+from memories.extraction.sentences import lexical
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 @dataclass(frozen=True)
@@ -112,23 +112,15 @@ _CONTRACTIONS = [
     )
 ]
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-_ABBREVIATION = re.compile(r"(?:\b(?i:st|mr|mrs|ms|dr|jr|sr|vs|etc|e\.g|i\.e|approx)|\b[A-Z])\.$")
-_PRONOUN_START = r"(?i:i|i am|i have|i would|i will|we|we are|we have|my|our)\b"
+_ABBREVIATION = re.compile(rf"(?:\b(?i:{W.ABBREVIATIONS})|\b[A-Z])\.$")
+_PRONOUN_START = rf"(?i:{W.CLAUSE_SUBJECTS})\b"
 _CLAUSE_SPLIT = re.compile(
     r"(\s*;\s*"
-    rf"|,?\s+(?:and|but|so|also|though|although|while|because|plus)\s+(?=(?:now\s+)?{_PRONOUN_START})"
+    rf"|,?\s+(?:{W.CLAUSE_CONJUNCTIONS})\s+(?=(?:now\s+)?{_PRONOUN_START})"
     rf"|,\s+(?:(?:and|but|so)\s+)?(?=(?:now\s+)?{_PRONOUN_START})"
     r"|,\s+(?=[A-Z][a-z]+\s+(?:is|are|was)\b))"
 )
 _COMPOUND_HEAD = re.compile(r"(?i:my|our|me and my)\s+[\w-]+(?:\s+[\w-]+)?|[A-Z][a-z]+")
-# People and animals close to the user; shared by the relation and the rule detectors.
-_RELATIONS = (
-    r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kids?|child"
-    r"|children|baby|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma"
-    r"|grandmother|grandpa|grandfather|grandparents|aunt|uncle|cousin|niece|nephew|family"
-    r"|dog|cat|puppy|kitten|pets?|rabbit|parrot|horse|manager|boss|team|company|cofounder"
-    r"|co-founder|landlord|assistant|flatmate|roommate|best friend|friend"
-)
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(.+)$")
 
 
@@ -178,6 +170,8 @@ def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
     first = items[0]
     heading = lines[first - 1].strip() if first > 0 and lines[first - 1].strip() else ""
     steps = [m.group(1).strip().rstrip(".;") for _, m in matches]
+    if not (_PROCESS_HEADING.search(heading) or are_steps(steps)):
+        return None, text  # "I speak: Spanish, English": items, each read on its own
     body = "; ".join(steps)
     sentence = f"{heading.rstrip(':')}: {body}" if heading else f"Steps: {body}"
     used = set(items) | ({first - 1} if heading else set())
@@ -188,14 +182,10 @@ def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
 
 # --- sentence-level reading --------------------------------------------------------------------
 _LEAD = re.compile(
-    r"^(?:(?:hi|hey|hello|ok|okay|so|well|oh|ah|also|and|but|plus|btw|by the way|actually"
-    r"|honestly|frankly|lol|haha|fyi|just so you know|quick context|scratch that|sorry"
-    r"|oh wait|anyway|anyways|i meant|i mean|to be honest|tbh|for the record|good question"
-    r"|from now on|going forward|in future|in the future)\b[\s,:;!.-]*"
+    rf"^(?:(?:{W.LEAD_MARKERS})\b[\s,:;!.-]*"
     # Words that also begin real sentences ("Update the docs", "No merges after 4pm")
     # count as markers only with punctuation after them.
-    r"|(?:no|nope|yes|yeah|yep|sure|right|thanks|thank you|great|cool|nice|context|update"
-    r"|correction|wait|note)\s*[,:;!.-]+\s*"
+    rf"|(?:{W.LEAD_MARKERS_WITH_PUNCTUATION})\s*[,:;!.-]+\s*"
     r"|now\s+(?=(?i:i|we)\b))",
     re.IGNORECASE,
 )
@@ -208,15 +198,8 @@ _REMEMBER = re.compile(
     re.IGNORECASE,
 )
 _REMEMBER_TO = re.compile(r"^(?:please\s+)?(?:remember|do not forget|don't forget)\s+to\s+", re.I)
-_SPECULATIVE = re.compile(
-    r"\b(?:might|maybe|perhaps|possibly|not sure|unsure|considering|thinking (?:about|of)"
-    r"|i guess|i suppose|(?<!\bin )(?<!\bon )may(?!\s+\d)|could)\b",
-    re.IGNORECASE,
-)
-_LIKELY = re.compile(
-    r"\b(?:probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to)\b",
-    re.IGNORECASE,
-)
+_SPECULATIVE = re.compile(rf"\b(?:{W.SPECULATIVE})\b", re.IGNORECASE)
+_LIKELY = re.compile(rf"\b(?:{W.LIKELY})\b", re.IGNORECASE)
 _HEDGE_FRAME = re.compile(
     r"^(?:i think|i guess|i suppose|i believe|i feel like)\s+(?:that\s+)?", re.I
 )
@@ -231,9 +214,7 @@ _HEDGE_ONLY = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
-    r"^(?:what|where|who|whom|whose|why|which|how)\b"
-    r"|^(?:do|does|did|can|could|would|will|should|is|are|am|was|were|have|has|shall)\s+"
-    r"(?:you|i|we|it|they|he|she|there|my|your|this|that|the)\b",
+    rf"^(?:{W.QUESTION_WORDS})\b|^(?:{W.QUESTION_AUXILIARIES})\s+(?:{W.QUESTION_SUBJECTS})\b",
     re.IGNORECASE,
 )
 
@@ -241,11 +222,7 @@ _QUESTION_START = re.compile(
 _STANDING_REQUEST = re.compile(
     r"^(?:could|can|would|will) you(?: please)?\s+(?P<order>.+?)\s*\??$", re.IGNORECASE
 )
-_STANDING = re.compile(
-    r"\b(?:always|never|from now on|in future|in the future|going forward|every time|whenever"
-    r"|by default)\b",
-    re.IGNORECASE,
-)
+_STANDING = re.compile(rf"\b(?:{W.STANDING})\b", re.IGNORECASE)
 
 
 def _classify_sentence(sentence: str, now: datetime) -> list[Candidate]:
@@ -290,31 +267,16 @@ def _strip_lead(text: str) -> str:
 # --- procedures --------------------------------------------------------------------------------
 _WORKFLOW_HEADING = re.compile(
     r"^(?:(?:the|my|our)\s+)?(?:[\w-]+\s+){0,3}"
-    r"(?:process|routine|procedure|steps?|checklist|workflow|playbook|runbook)"
+    rf"(?:{W.WORKFLOW_NOUNS})"
     r"(?:\s+(?:for|to|when)\s+[^:]{1,60})?\s*(?:is|are)?\s*:\s*\S",
     re.IGNORECASE,
 )
 _WORKFLOW_OPENER = re.compile(r"^(?:to|for|when|whenever|before|after|if|once)\b", re.I)
 _STEP_WORDS = re.compile(r"\b(?:first|then|next|after that|afterwards)\b", re.IGNORECASE)
-_STYLE = re.compile(
-    r"\b(?:brief(?:ly)?|short(?:er)?|concise(?:ly)?|terse|verbose|wordy|detail(?:ed)?|in depth"
-    r"|step by step|simpl[ey]|plain english|like i am an? |beginner|expert|formal(?:ly)?"
-    r"|casual(?:ly)?|blunt(?:ly)?|direct(?:ly)?|polite(?:ly)?|friendly|tone|emojis?"
-    r"|bullet(?: points?)?|markdown|tables?|in (?:english|french|german|spanish|italian"
-    r"|portuguese|dutch|japanese|chinese|korean|russian|arabic|hindi|polish|swedish)"
-    r"|metric|imperial|units|sources|citations?|apologi[sz]\w*|sugarcoat\w*|call me|address me"
-    r"|first name|my name|type hints|jargon|tl;?dr|summary first|explanations?|pleasantries"
-    r"|long (?:explanations?|answers?|responses?|replies|messages|intros?)"
-    r"|small talk|disclaimers?|caveats?|preamble|fluff|filler|spelling|british|american"
-    r"|(?:short|concrete|more|fewer|code|real|small|simple) examples"
-    r"|just (?:give|show) me the \w+|your (?:answers|responses|replies|tone))\b",
-    re.IGNORECASE,
-)
+_STYLE = re.compile(rf"\b(?:{W.STYLE_CUES})\b", re.IGNORECASE)
 _ASSISTANT_IMPERATIVE = re.compile(
     r"^(?:please\s+|kindly\s+|just\s+)?(?:always\s+|never\s+|do not\s+|don't\s+)?"
-    r"(?:answer|reply|respond|write|explain|keep|be|use|call|address|talk|speak|stop|avoid"
-    r"|show|give|include|add|format|summari[sz]e|cite|translate|switch|skip|spare|cut|drop"
-    r"|no need for|there is no need for|do not bother with)\b",
+    rf"(?:{W.ASSISTANT_VERBS})\b",
     re.IGNORECASE,
 )
 # "Talk to me like a friend", "Reply without the fluff": a manner of speaking is a standing
@@ -331,7 +293,7 @@ _WHEN_YOU = re.compile(
 )
 _NAMED_CALL = re.compile(r"(?<!not )(?<!never )\bcall me (?!by\b)[A-Z]")
 _CONSTRAINT_IMPERATIVE = re.compile(
-    r"^(?:please\s+)?(?:never|always|do not|don't|must|make sure|ensure|avoid|only|stop"
+    rf"^(?:please\s+)?(?:{W.CONSTRAINT_OPENERS}"
     r"|no \w+(?: \w+)? (?:on|after|before|in|during|without|outside|from))\b",
     re.IGNORECASE,
 )
@@ -354,15 +316,12 @@ _MUST_WORDS = re.compile(r"\b(?:must|shall|never|not allowed|forbidden|cannot)\b
 # A rule stated about things rather than people: "Code reviews are mandatory", "Secrets go in
 # Vault, never in the code". Personal subjects are excluded: "I never eat meat" is a habit.
 _IMPERSONAL_RULE = re.compile(
-    r"\b(?:mandatory|compulsory|required|forbidden|prohibited|not allowed|not permitted"
-    r"|under no circumstances|at all times|never)\b"
-    r"|\b(?:needs?|requires?)\s+(?:at least\s+)?(?:\w+\s+)?(?:approvals?|reviews?|reviewers?"
-    r"|sign-?offs?|tests?|tickets?)\b",
+    rf"\b(?:{W.RULE_WORDS})\b"
+    rf"|\b(?:needs?|requires?)\s+(?:at least\s+)?(?:\w+\s+)?(?:{W.REQUIRED_THINGS})\b",
     re.IGNORECASE,
 )
 _PERSONAL_SUBJECT = re.compile(
-    rf"^(?:i|we|my|our|your|his|her|their|it|this|that|these|those|he|she|they|you|there"
-    rf"|{_RELATIONS})\b"
+    rf"^(?:{W.PERSONAL_SUBJECTS}|{W.RELATIONS})\b"
     r"|^[A-Z][a-z]+\s+(?:is|was|has|never)\b",
     re.IGNORECASE,
 )
@@ -388,7 +347,36 @@ def _workflow(sentence: str, confidence: float) -> Candidate | None:
 
 def _is_step_list(text: str) -> bool:
     commas = text.count(",")
-    return (commas >= 1 and bool(_STEP_WORDS.search(text))) or commas >= 3
+    if commas >= 1 and _STEP_WORDS.search(text):
+        return True
+    return commas >= 3 and are_steps(text.split(","))
+
+
+# A heading that names a way of doing something: "How I do laundry:", "Deploy flow for X:".
+_PROCESS_HEADING = re.compile(
+    rf"\b(?:how (?:i|we|to)|{W.WORKFLOW_NOUNS}|flow|every (?:day|morning|evening|week|month"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|prep)\b|^(?:to|when|before"
+    r"|after|once)\b|\b(?:daily|weekly|monthly|quarterly)\s*:",
+    re.IGNORECASE,
+)
+
+
+def are_steps(items: list[str]) -> bool:
+    """Whether most items are actions: they open with a verb's base form ("cook a batch of
+    rice", "roast vegetables"), not a noun ("Raycast", "Spanish (native)")."""
+    opened = [_opens_with_action(item) for item in items if item.strip()]
+    return len(opened) >= 2 and sum(opened) * 2 > len(opened)
+
+
+def _opens_with_action(item: str) -> bool:
+    words = re.findall(r"[A-Za-z']+", item)
+    if not words:
+        return False
+    first = words[0].lower()
+    if first in {"then", "first", "next", "finally", "and"} and len(words) > 1:
+        first = words[1].lower()
+    info = lexical(first)
+    return info.base and not (info.noun and len(words) == 1)
 
 
 def _behavioral(clause: str, confidence: float) -> Candidate | None:
@@ -434,8 +422,7 @@ _ABOUT_ASSISTANT = re.compile(
     re.IGNORECASE,
 )
 _CREDENTIAL = re.compile(
-    r"\b(?:password|passcode|passphrase|pin(?: code)?|api key|secret key|access token|token"
-    r"|credit card number|card number|ssn|social security number)\s+(?:is|was|:|=)\s*\S",
+    rf"\b(?:{W.CREDENTIALS})\s+(?:is|was|:|=)\s*\S",
     re.IGNORECASE,
 )
 # "I'd like you to use British spelling" is the order "use British spelling".
@@ -473,10 +460,7 @@ def _restore_subject(clause: str) -> str:
 # A reporting verb followed by what a report starts with ("said that", "told me", "thinks we"),
 # so nouns such as "claims" in "sources for factual claims" are not mistaken for one.
 _REPORTED = re.compile(
-    r"\b(?:said|says|say|told|tells|thinks|think|believes|believe|reckons|claims|claim"
-    r"|suggested|suggests|recommended|recommends|mentioned|announced|advised|asked|wants)\s+"
-    r"(?:that|me|us|him|her|them|i|we|he|she|they|you|it|the|a|an|to|everyone|everybody"
-    r"|my|our|his|their|[A-Z]\w*)\b",
+    rf"\b(?:{W.REPORTING_VERBS})\s+(?:{W.REPORT_STARTS}|[A-Z]\w*)\b",
     re.IGNORECASE,
 )
 
@@ -522,48 +506,15 @@ def _reported_by_someone_else(clause: str) -> bool:
 
 
 # --- episodes -
-_EVENT_VERBS = _words(
-    """decided switched moved launched shipped released deployed migrated quit left joined started
-    began finished completed submitted passed ran adopted hired signed bought sold chose picked
-    selected deleted accepted graduated married retired founded opened closed published won booked
-    upgraded replaced dropped cancelled canceled rewrote built created became welcomed enrolled
-    earned got had lost broke proposed raised merged renamed introduced relocated resigned applied
-    interviewed visited travelled traveled flew celebrated registered paid fixed solved rolled
-    finalized finalised announced acquired reached hit turned went learned learnt set ended
-    handed"""
-)
-_SUBJECTLESS_EVENTS = _EVENT_VERBS - {"had", "set", "hit", "turned", "went", "got", "lost", "ran"}
-_ADVERBS = _words(
-    """really truly absolutely totally honestly also just still genuinely definitely generally
-    usually mostly actually quite secretly always never often sometimes rarely seldom normally
-    typically mainly finally recently officially already even only currently now personally
-    first then literally basically much ever kinda probably maybe perhaps remotely"""
-)
-_ADVERB_PAIRS = frozenset({"kind of", "sort of", "no longer", "pretty much", "very much"})
 _EPISODE_SUBJECT = re.compile(r"\b(i|we)\s+", re.IGNORECASE)
-_PASSIVE_EVENTS = _words(
-    """diagnosed promoted hired fired laid accepted admitted elected awarded offered married
-    engaged born discharged operated"""
-)
-_STATIVE_PAST = _words(
-    """was were had did liked loved hated enjoyed preferred wanted needed felt thought knew
-    seemed used meant"""
-)
 # "Our daughter was born in May", "My dad retired last year": milestones of the user's family.
 _FAMILY_EVENT = re.compile(
-    r"^(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|son|daughter|baby|kids?|children"
-    r"|mom|mum|mother|dad|father|parents|brother|sister|grandma|grandmother|grandpa"
-    r"|grandfather|dog|cat)\s+(?:just\s+|finally\s+)?"
-    r"(?P<verb>was born|were born|passed away|died|got married|got engaged|graduated|retired"
-    r"|started school|moved)\b",
+    rf"^(?:my|our)\s+(?:[\w-]+\s+)?(?:{W.FAMILY_EVENT_RELATIONS})\s+(?:just\s+|finally\s+)?"
+    rf"(?P<verb>{W.FAMILY_EVENTS})\b",
     re.IGNORECASE,
 )
 _SUBJECTLESS = re.compile(r"^(?:(?:just|finally|recently|officially)\s+)?([a-z]+)\b", re.IGNORECASE)
-_MILESTONES = re.compile(
-    r"\b(?:married|engaged|divorced|promoted|quit|resigned|retired|graduated|moved|relocated"
-    r"|joined|founded|launched|bought a house|baby|born|hired|fired|laid off|new job)\b",
-    re.IGNORECASE,
-)
+_MILESTONES = re.compile(rf"\b(?:{W.MILESTONES})\b", re.IGNORECASE)
 
 
 def _episode(clause: str, ctx: _Context) -> Candidate | None:
@@ -579,7 +530,7 @@ def _episode(clause: str, ctx: _Context) -> Candidate | None:
     if hint and is_relative_hint(hint):
         content += f" {date_phrase(hint, when)}" if when else f" ({hint})"
     milestone = bool(_MILESTONES.search(clause))
-    tag = "decision" if verb in {"decided", "chose", "picked", "selected", "switched"} else "event"
+    tag = "decision" if verb in W.DECISION_VERBS else "event"
     return _candidate(
         "episode",
         _sentence_case(content),
@@ -603,16 +554,16 @@ def _past_event(clause: str) -> tuple[str | None, str]:
         verb = _skip_adverbs(words)
         if verb in {"have", "has"}:  # "we have just launched", "I've decided": done, so an event
             participle = _skip_adverbs(words[words.index(verb) + 1 :])
-            if participle in _EVENT_VERBS - {"had", "got", "been"}:
+            if participle in W.EVENT_VERBS - {"had", "got", "been"}:
                 return match.group(1).lower(), participle
-        if verb in _EVENT_VERBS and _is_event_use(verb, words):
+        if verb in W.EVENT_VERBS and _is_event_use(verb, words):
             return match.group(1).lower(), verb
         if _is_dated_past(verb, words, clause):
             return match.group(1).lower(), verb
         break  # only the first subject: "after I left, we ..." is too ambiguous for rules
     # "Moved to Amsterdam in May": people drop the "I"; three words at least, so "Got it" is not.
     lead = _SUBJECTLESS.match(clause)
-    if lead and len(clause.split()) >= 3 and lead.group(1).lower() in _SUBJECTLESS_EVENTS:
+    if lead and len(clause.split()) >= 3 and lead.group(1).lower() in W.SUBJECTLESS_EVENTS:
         return "", lead.group(1).lower()
     return None, ""
 
@@ -622,15 +573,15 @@ def _is_dated_past(verb: str, words: list[str], clause: str) -> bool:
     "I was diagnosed with ADHD last year". States ("I was tired yesterday") are not."""
     if verb in {"was", "were"}:
         after = _skip_adverbs(words[words.index(verb) + 1 :])
-        return after in _PASSIVE_EVENTS or (_is_participle(after) and bool(find_time_hint(clause)))
-    if verb in _STATIVE_PAST:
+        return after in W.PASSIVE_EVENTS or (_is_participle(after) and bool(find_time_hint(clause)))
+    if verb in W.STATIVE_PAST:
         return False
     return _is_participle(verb) and bool(find_time_hint(clause))
 
 
 def _is_participle(word: str) -> bool:
-    return (len(word) > 4 and word.endswith("ed") and word not in _NOT_PAST_ED) or (
-        word in _MODAL_OR_PAST and word not in _MODALS
+    return (len(word) > 4 and word.endswith("ed") and word not in W.NOT_PAST_ED) or (
+        word in W.MODAL_OR_PAST and word not in W.MODALS
     )
 
 
@@ -638,13 +589,11 @@ def _is_event_use(verb: str, words: list[str]) -> bool:
     """Rule out verbs that are only events in some uses ("had a baby" yes, "had a cold" no)."""
     after = words[words.index(verb) + 1 : words.index(verb) + 3] if verb in words else []
     if verb == "had":
-        return bool(after) and after[-1] in {"baby", "son", "daughter", "surgery", "wedding"}
+        return bool(after) and after[-1] in W.HAD_EVENTS
     if verb == "got":
-        return bool(after) and (
-            after[0].endswith("ed") or after[0] in {"a", "an", "my", "our", "back", "home"}
-        )
+        return bool(after) and (after[0].endswith("ed") or after[0] in W.GOT_EVENT_STARTS)
     if verb == "went":
-        return bool(after) and after[0] in {"with", "for", "freelance", "vegan", "public", "live"}
+        return bool(after) and after[0] in W.WENT_EVENT_STARTS
     if verb == "ended":
         return after[:1] == ["up"]
     return True
@@ -660,9 +609,9 @@ def _skip_adverbs(words: list[str]) -> str:
     i = 0
     while i < len(words):
         pair = " ".join(words[i : i + 2])
-        if pair in _ADVERB_PAIRS:
+        if pair in W.ADVERB_PAIRS:
             i += 2
-        elif words[i] in _ADVERBS:
+        elif words[i] in W.ADVERBS:
             i += 1
         else:
             return words[i].strip(",.!")
@@ -690,66 +639,28 @@ def _drop_phrase(text: str, phrase: str) -> str:
 
 # --- facts -
 _RELATION_SUBJECT = re.compile(
-    rf"^(?:my|our)\s+(?:[\w-]+\s+)?(?:{_RELATIONS})(?:'s)?\s+(?P<rest>.+)$", re.IGNORECASE
+    rf"^(?:my|our)\s+(?:[\w-]+\s+)?(?:{W.RELATIONS})(?:'s)?\s+(?P<rest>.+)$", re.IGNORECASE
 )
 _RELATION_APPOSITIVE = re.compile(
-    rf"^[A-Z][a-z]+,\s+my\s+(?:[\w-]+\s+)?(?:{_RELATIONS}),\s+(?P<rest>.+)$", re.IGNORECASE
+    rf"^[A-Z][a-z]+,\s+my\s+(?:[\w-]+\s+)?(?:{W.RELATIONS}),\s+(?P<rest>.+)$", re.IGNORECASE
 )
-_NAME_IS_RELATION = re.compile(rf"^[A-Z][a-z]+\s+is\s+my\s+(?:[\w-]+\s+)?(?:{_RELATIONS})\b")
+_PET = re.compile(rf"\b(?:{W.PETS})", re.IGNORECASE)
+_WORK_RELATION = re.compile(rf"\b(?:{W.WORK_RELATIONS})\b", re.IGNORECASE)
+_NAME_IS_RELATION = re.compile(rf"^[A-Z][a-z]+\s+is\s+my\s+(?:[\w-]+\s+)?(?:{W.RELATIONS})\b")
 _RELATION_VERB = re.compile(
-    r"^(?:(?:[A-Z][a-z]+|also|still|really)\s+)?(?:is|are|was|were|lives|live|works|work"
-    r"|loves|love|likes|like|hates|hate|prefers|prefer|has|have|uses|use|speaks|speak|studies"
-    r"|goes|go|plays|play|name is|names are|does not|do not|never|always|just|turned|turns)\b",
+    rf"^(?:(?:[A-Z][a-z]+|also|still|really)\s+)?(?:{W.RELATION_VERBS})\b",
     re.IGNORECASE,
 )
 _FAVOURITE = re.compile(r"\bfavou?rite\b", re.IGNORECASE)
-_PREFERENCE_VERBS = _words(
-    "prefer love like enjoy adore hate dislike detest loathe stand mind rather"
-)
-_HABIT_VERBS = _words(
-    """speak use run drive play eat drink cook read write code program practise practice study
-    learn wear ride collect meditate smoke commute own follow watch listen bike cycle swim work
-    sleep avoid share rent"""
-)
-_PLAN_VERBS = frozenset({"want", "plan", "hope", "intend", "aim", "expect"})
-_PLAN_PROGRESSIVE = re.compile(
-    r"^(?:considering|thinking about|thinking of|planning to|planning on|going to|hoping to"
-    r"|about to|looking to|looking into)\b",
-    re.IGNORECASE,
-)
+_PLAN_PROGRESSIVE = re.compile(rf"^(?:{W.PLAN_PROGRESSIVES})\b", re.IGNORECASE)
 # "I'm switching to a four-day week": a change under way is a plan, not yet an event.
-_LIFE_CHANGE = re.compile(
-    r"^(?:switching|moving|changing|leaving|quitting|joining|starting|retiring|relocating"
-    r"|transitioning|going back)\b",
-    re.IGNORECASE,
-)
-_MODALS = frozenset({"might", "may", "could", "will", "would", "should", "can", "cannot"})
+_LIFE_CHANGE = re.compile(rf"^(?:{W.LIFE_CHANGES})\b", re.IGNORECASE)
 _COPULA_FACTS = re.compile(
-    r"^(?:an?\s+)?(?:(?:big|huge|massive|total)\s+)?(?:vegetarian|vegan|pescatarian|gluten[- ]free"
-    r"|coeliac|celiac|lactose[- ]intolerant|kosher|halal|teetotal|sober|allergic\b.*|intolerant\b.*"
-    r"|diabetic|asthmatic|epileptic|colou?r ?blind|deaf|hard of hearing|left[- ]handed"
-    r"|right[- ]handed|dyslexic|autistic|night owl|introvert|extrovert|married"
-    r"|(?:more of |much more of )?an? (?:[\w-]+ ){0,2}(?:person|fan|supporter|lover|enthusiast"
-    r"|addict|nerd|geek|foodie|owl)\b.*"
-    r"|single|divorced|engaged|widowed|fluent in\b.*|learning\b.*|fan of\b.*|into\b.*"
-    r"|on (?:twitter|x|facebook|instagram|linkedin|mastodon|bluesky|reddit|tiktok|whatsapp|signal"
-    r"|telegram|discord|slack)\b.*|(?:a |an )?(?:remote|freelance) worker)",
-    re.IGNORECASE,
+    rf"^(?:an?\s+)?(?:(?:big|huge|massive|total)\s+)?(?:{W.COPULA_FACTS})", re.IGNORECASE
 )
-_NATIONALITIES = _words(
-    """american british english scottish welsh irish canadian australian dutch german french
-    spanish italian portuguese brazilian mexican argentinian chilean colombian peruvian swedish
-    norwegian danish finnish icelandic polish czech slovak hungarian romanian bulgarian greek
-    turkish ukrainian russian estonian latvian lithuanian swiss austrian belgian indian pakistani
-    bangladeshi chinese japanese korean vietnamese thai filipino indonesian malaysian nigerian
-    kenyan ghanaian egyptian moroccan ethiopian israeli iranian lebanese"""
-)
+_COPULA_TAGS = tuple((tag, re.compile(words)) for tag, words in W.COPULA_TAGS)
 _TRANSIENT = re.compile(
-    r"^(?:so |really |very |a bit |kind of |super |quite |feeling )*"
-    r"(?:tired|exhausted|hungry|thirsty|sleepy|bored|sick|ill|busy|stressed|excited|happy|sad"
-    r"|annoyed|confused|cold|hot|late|running late|stuck|lost|frustrated|grumpy|nervous"
-    r"|at (?:the|a|my) \w+|on (?:my|the) way|in a meeting|back|here|done|ready|good|fine|ok|okay"
-    r"|home|off)\b",
+    rf"^(?:so |really |very |a bit |kind of |super |quite |feeling )*(?:{W.TRANSIENT_STATES})\b",
     re.IGNORECASE,
 )
 _NOT_ANYMORE_COPULA = re.compile(r"\b(is|are) not (.+?)\s+any ?more\b", re.IGNORECASE)
@@ -762,8 +673,8 @@ def _relation_fact(clause: str, confidence: float) -> Candidate | None:
         return _fact(clause, "preference", confidence, importance="standard")
     match = _RELATION_SUBJECT.match(clause) or _RELATION_APPOSITIVE.match(clause)
     if match and _RELATION_VERB.match(match.group("rest")):
-        tag = "pets" if re.search(r"\b(?:dog|cat|puppy|kitten|pet)", clause, re.I) else "family"
-        if re.search(r"\b(?:team|company|manager|boss|assistant)\b", clause, re.IGNORECASE):
+        tag = "pets" if _PET.search(clause) else "family"
+        if _WORK_RELATION.search(clause):
             tag = "work"
         return _fact(clause, tag, confidence, importance="significant")
     if _NAME_IS_RELATION.match(clause):
@@ -785,11 +696,9 @@ _ANY_DAY = re.compile(
 )
 # "Pineapple on pizza is disgusting": an opinion held by the user about a named thing.
 _OPINION = re.compile(
-    r"^(?P<thing>(?!(?:it|this|that|these|those|everything|something|which|the|a|an|there|he"
-    r"|she|they|you|i|we|my|our|your|his|her|their)\b)[\w+#'. -]{2,40}?)\s+(?:is|are)\s+"
+    rf"^(?P<thing>(?!(?:{W.NOT_OPINION_SUBJECTS})\b)[\w+#'. -]{{2,40}}?)\s+(?:is|are)\s+"
     r"(?:so\s+|really\s+|totally\s+|just\s+|absolutely\s+)?"
-    r"(?P<verdict>disgusting|gross|overrated|underrated|the best|the worst|amazing|awesome"
-    r"|terrible|awful|delicious|my jam|life|unbearable|fantastic)\b",
+    rf"(?P<verdict>{W.OPINION_VERDICTS})\b",
     re.IGNORECASE,
 )
 
@@ -855,13 +764,13 @@ def _first_person_fact(clause: str, confidence: float) -> Candidate | None:
     if head in {"do", "does"} and rest_lower[:1] == ["not"]:
         head = _skip_adverbs(rest_lower[1:])
         rest_lower = rest_lower[rest_lower.index(head) + 1 :] if head else []
-    if head in _MODALS:
+    if head in W.MODALS:
         return _modal_fact(clause, head, rest_lower, confidence)
     return _verb_fact(clause, head, _without_adverbs(rest_lower), confidence)
 
 
 def _copula_fact(clause: str, rest: list[str], confidence: float) -> Candidate | None:
-    words = [w for w in rest if w.lower() not in _ADVERBS | {"not", "no", "longer"}]
+    words = [w for w in rest if w.lower() not in W.ADVERBS | {"not", "no", "longer"}]
     complement = " ".join(words)
     if not complement:
         return None
@@ -877,7 +786,7 @@ def _copula_fact(clause: str, rest: list[str], confidence: float) -> Candidate |
         )
     if _PLAN_PROGRESSIVE.match(complement) or _LIFE_CHANGE.match(complement):
         return _fact(clause, "plan", min(confidence, CONFIDENCE["likely"]), importance="standard")
-    if words[0].lower() in _NATIONALITIES:
+    if words[0].lower() in W.NATIONALITIES:
         return _fact(clause, "background", confidence, importance="standard")
     if _COPULA_FACTS.match(complement):
         return _fact(clause, _copula_tag(complement), confidence, importance=None)
@@ -886,17 +795,7 @@ def _copula_fact(clause: str, rest: list[str], confidence: float) -> Candidate |
 
 def _copula_tag(complement: str) -> str:
     lower = complement.lower()
-    if re.search(r"allergic|intolerant|diabetic|asthmatic|epileptic|colou?r ?blind|deaf", lower):
-        return "health"
-    if re.search(
-        r"vegetarian|vegan|pescatarian|gluten|coeliac|celiac|kosher|halal|teetotal", lower
-    ):
-        return "diet"
-    if re.search(r"fan of|into\b", lower):
-        return "preference"
-    if re.search(r"married|single|divorced|engaged|widowed", lower):
-        return "family"
-    return "personal"
+    return next((tag for tag, pattern in _COPULA_TAGS if pattern.search(lower)), "personal")
 
 
 def _modal_fact(clause: str, modal: str, rest: list[str], confidence: float) -> Candidate | None:
@@ -917,17 +816,17 @@ def _modal_fact(clause: str, modal: str, rest: list[str], confidence: float) -> 
 
 
 def _verb_fact(clause: str, verb: str, rest: list[str], confidence: float) -> Candidate | None:
-    if verb in _PREFERENCE_VERBS and verb not in {"stand", "mind", "rather"}:
+    if verb in W.PREFERENCE_VERBS and verb not in {"stand", "mind", "rather"}:
         return _fact(clause, "preference", confidence, importance="standard")
     if verb == "have":
         return _have_fact(clause, rest, confidence)
     if verb == "go" and rest[:1] and (rest[0] in {"to", "for"} or rest[0].endswith("ing")):
         return _fact(clause, _topic_tag(clause) or "habit", confidence, importance=None)
-    if verb == "take" and rest[:1] and rest[0] not in {"it", "that", "this", "care", "a", "note"}:
+    if verb == "take" and rest[:1] and rest[0] not in W.TAKE_NOT_HABIT:
         return _fact(clause, _topic_tag(clause) or "habit", confidence, importance=None)
-    if verb in _PLAN_VERBS and rest[:1] == ["to"]:
+    if verb in W.PLAN_VERBS and rest[:1] == ["to"]:
         return _fact(clause, "plan", min(confidence, CONFIDENCE["likely"]), importance="standard")
-    if verb in _HABIT_VERBS:
+    if verb in W.HABIT_VERBS:
         if verb == "work" and _without_adverbs(rest)[:1] in (["at"], ["for"], ["as"], ["in"]):
             return None  # "I work at Acme", "I work remotely for X": identity slots
         return _fact(clause, _topic_tag(clause) or "habit", confidence, importance=None)
@@ -938,14 +837,9 @@ def _have_fact(clause: str, rest: list[str], confidence: float) -> Candidate | N
     if rest[:1] and (rest[0] == "been" or _is_participle(rest[0])):
         # "I have been playing piano for 20 years", "I have never owned a car": experience
         return _fact(clause, _topic_tag(clause) or "experience", confidence, importance=None)
-    if rest[:1] and rest[0] in _HAVE_OBJECTS:  # "I have two kids", "I have type 1 diabetes"
+    if rest[:1] and rest[0] in W.HAVE_OBJECTS:  # "I have two kids", "I have type 1 diabetes"
         return _fact(clause, _topic_tag(clause) or "personal", confidence, importance=None)
     return None  # "I have a question", "I have to go" and the like say nothing lasting
-
-
-_HAVE_OBJECTS = frozenset({"a", "an", "no", "any", "two", "three", "type"}) | frozenset(
-    str(n) for n in range(2, 21)
-)
 
 
 def _remembered_fact(clause: str, confidence: float) -> Candidate | None:
@@ -965,15 +859,12 @@ def _fact(clause: str, tag: str, confidence: float, *, importance: str | None) -
     )
 
 
+_IMPORTANCE = tuple((level, re.compile(stems)) for level, stems in W.IMPORTANCE_STEMS)
+
+
 def _importance_for(clause: str) -> str:
-    lower = clause.lower()
-    if re.search(r"allerg|anaphyla|epilep", lower):
-        return "critical"  # getting it wrong can hurt the user
-    if re.search(
-        r"diabet|intoleran|coeliac|celiac|vegetarian|vegan|halal|kosher|colou?r ?blind", lower
-    ):
-        return "core"
-    return "standard"
+    lower = clause.lower()  # "critical": getting it wrong can hurt the user
+    return next((level for level, pattern in _IMPORTANCE if pattern.search(lower)), "standard")
 
 
 # --- canonical sentences -
@@ -981,22 +872,11 @@ _PRONOUNS = re.compile(r"\b(I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re
 _SUBJECT_VERB = re.compile(
     r"\x00(?P<subject>the user|the user's team|the user's family)"
     r"(?P<adverbs>(?:\s+(?:kind of|sort of|no longer|pretty much|"
-    + "|".join(sorted(_ADVERBS))
+    + "|".join(sorted(W.ADVERBS))
     + r"))*)\s+(?P<verb>[A-Za-z]+)\b",
     re.IGNORECASE,
 )
 _THEY_VERB = re.compile(r"\x01they(\s+\w+)??\s+(am|was)\b")
-_MODAL_OR_PAST = _words(
-    """can cannot could will would shall should may might must was were had did got went ran came
-    became began bought sold made took gave left lost won found told said thought felt kept met
-    paid sent spent built broke chose drove ate drank flew grew knew saw wrote rode sang spoke
-    stood understood wore woke taught caught brought fought held heard led meant slept swam threw
-    forgot forgave hid fell sat shook stole struck stuck swore tore wept withdrew learnt used
-    rather ought"""
-)
-_AMBIGUOUS_PAST = frozenset({"quit", "put", "set", "cut", "read", "hit", "let", "shut", "cost"})
-_NOT_PAST_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "proceed", "succeed", "embed"})
-_IRREGULAR_3RD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
 
 
 _COMPOUND_SUBJECT = re.compile(
@@ -1004,13 +884,9 @@ _COMPOUND_SUBJECT = re.compile(
     r"|\bme\s+and\s+my\s+([\w-]+)\b",
     re.IGNORECASE,
 )
-_FAMILY_OUR = re.compile(rf"\bour\s+(?=(?:[\w-]+\s+)?(?:{_RELATIONS})\b)", re.IGNORECASE)
+_FAMILY_OUR = re.compile(rf"\bour\s+(?=(?:[\w-]+\s+)?(?:{W.RELATIONS})\b)", re.IGNORECASE)
 # "We" is a household, not a team, when the sentence is about home life.
-_HOUSEHOLD = re.compile(
-    r"\b(?:kids?|children|baby|daughter|son|dog|cat|puppy|pets?|house|flat|apartment|home"
-    r"|married|wedding|honeymoon|garden|car)\b",
-    re.IGNORECASE,
-)
+_HOUSEHOLD = re.compile(rf"\b(?:{W.HOUSEHOLD})\b", re.IGNORECASE)
 
 
 def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> str:
@@ -1076,11 +952,11 @@ def _conjugate(match: re.Match[str], past: bool) -> str:
 
 def _third_singular(verb: str, *, past: bool = False) -> str:
     lower = verb.lower()
-    if lower in _IRREGULAR_3RD:
-        return _IRREGULAR_3RD[lower]
-    if lower in _MODAL_OR_PAST or (past and lower in _AMBIGUOUS_PAST):
+    if lower in W.IRREGULAR_3RD:
+        return W.IRREGULAR_3RD[lower]
+    if lower in W.MODAL_OR_PAST or (past and lower in W.AMBIGUOUS_PAST):
         return verb
-    if lower.endswith("ed") and lower not in _NOT_PAST_ED:
+    if lower.endswith("ed") and lower not in W.NOT_PAST_ED:
         return verb
     if not lower.isalpha() or lower in {"no", "not", "a", "the"}:
         return verb
@@ -1101,40 +977,7 @@ def _sentence_case(text: str) -> str:
 
 # --- building candidates -
 _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (tag, re.compile(pattern, re.IGNORECASE))
-    for tag, pattern in (
-        (
-            "food",
-            r"\b(?:food|eat|eats|meat|pork|beef|fish|coffee|tea|sushi|cilantro|spicy|sugar|salt"
-            r"|vegetarian|vegan|pescatarian|gluten|lactose|dinner|lunch|breakfast|cook\w*|recipe|bak\w+"
-            r"|thai|shellfish|peanuts?|fast food)\b",
-        ),
-        (
-            "health",
-            r"\b(?:allerg\w*|diabet\w*|intoleran\w*|colou?r ?blind|penicillin|asthma\w*"
-            r"|medical|doctor|celiac|coeliac)\b",
-        ),
-        (
-            "family",
-            r"\b(?:wife|husband|partner|kids?|children|son|daughter|mom|mum|mother|dad"
-            r"|father|brother|sister|married|parents|family|baby)\b",
-        ),
-        ("pets", r"\b(?:dog|cat|cats|puppy|kitten|pets?)\b"),
-        (
-            "tools",
-            r"\b(?:editor|neovim|vim|emacs|vs ?code|linux|windows|macos|git|gitlab|github"
-            r"|obsidian|todoist|slack|jira|linear|postgres|mysql|aws|docker|kubernetes|laptop)\b",
-        ),
-        ("music", r"\b(?:music|band|jazz|genre|piano|cello|guitar|song|concerts?)\b"),
-        ("travel", r"\b(?:travel\w*|flights?|fly|flew|train|trip|journeys?|seats?)\b"),
-        ("language", r"\b(?:french|spanish|japanese|english|german|italian|language)\b"),
-        ("sport", r"\b(?:hiking|cycling|marathon|running|climbing|gym|yoga|swimming|football)\b"),
-        (
-            "work",
-            r"\b(?:job|office|deploy\w*|release\w*|merge\w*|client\w*|customers?|meetings?"
-            r"|standup|hired|hiring|promot\w+|production|staging|pr|api)\b",
-        ),
-    )
+    (tag, re.compile(rf"\b(?:{words})\b", re.IGNORECASE)) for tag, words in W.TOPICS
 )
 
 

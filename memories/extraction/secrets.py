@@ -242,11 +242,17 @@ _LOGIN_WITH = re.compile(
 )
 
 
+# "log in to the NAS as admin / Tr0ub4dor&3", "use admin / Tr0ub4dor&3 for the NAS": a user
+# and a password-like value around a slash, with no login word needed ("TCP / IP" has no
+# password-like value).
+_SLASH_PAIR = re.compile(r"(?<!\S)[\w.@+-]{2,60}\s+/\s+(?P<value>\S{6,80})")
+
+
 def _login_pair(text: str) -> bool:
-    for match in _LOGIN_PAIR.finditer(text):
-        if _looks_like_password(match["value"]):
+    for pattern in (_LOGIN_PAIR, _LOGIN_WITH, _SLASH_PAIR):
+        if any(_looks_like_password(m["value"]) for m in pattern.finditer(text)):
             return True
-    return any(_looks_like_password(m["value"]) for m in _LOGIN_WITH.finditer(text))
+    return False
 
 
 # --- PINs and codes ---------------------------------------------------------------------------

@@ -149,6 +149,12 @@ def _word(lower: str) -> _Word:
     return _Word(**flags)
 
 
+def lexical(lower: str) -> _Word:
+    """What forms a lowercase word can take (noun, adjective, verb: 3rd person, past, base,
+    gerund), from the lexicon; all false for a word it does not know."""
+    return _word(lower)
+
+
 def warm() -> None:
     """Load the lexicon now (~0.7 s, ~50 MB) instead of on the first check."""
     _word("runs")

@@ -1,0 +1,423 @@
+"""The offline extractor's second pass: statements the rules did not recognise, read by structure.
+
+``rules.py`` recognises the shapes someone wrote rules for ("I prefer ...", "My sister lives
+in ..."). Everything else a user says about themselves used to be lost: "I knit, mostly socks",
+"My blood type is O negative", "ran my first 10k this morning", "Since I'm vegan, what can I
+cook?". This pass cuts the message into clauses (sentences, list items, the statement before a
+question, "since/given/as/being ..." openers) and, for each clause no earlier candidate came
+from, asks structural questions instead of matching words:
+
+- who is the subject? the user ("I", "my X and I", or a dropped subject as chat writes it), the
+  user's own things and people ("my laptop", "our cat"), the user's team ("we", "in my company
+  we"); anyone else is not the user's fact;
+- what is the verb form? (lemminflect's lexicon, through ``sentences.lexical``): a past tense
+  or a present perfect of an action is an episode; a present state or habit is a fact; a modal
+  of possibility ("might", "may", "thinking of") is a fact below 0.7;
+- is it a standing instruction to the assistant? an imperative (after "please", "can you",
+  "I want you to") with something that makes it last (always, never, every time, again, from
+  now on, when you ..., stop, no need to) or about the reply itself (its language, format,
+  length, tone) is a procedure: behavioral when it is about how to talk, constraint otherwise.
+
+What is dropped: questions, requests ("I need help with", "I'm looking for"), talk about the
+conversation ("I see", "I'll try that tonight"), passing states ("I'm so tired"), and anything
+about other people. The words that decide those cases are in ``clauses_words``.
+
+Known limits: no coreference ("I take it every morning" keeps "it"), English only, one memory
+per clause, and the offline reading is only as good as the clause cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from memories.extraction import clauses_words as W
+from memories.extraction.classify import find_time_hint, resolve_time_hint
+from memories.extraction.reported import strip_reported
+from memories.extraction.rules import _candidate, _normalise, _sentence_case, _third_person
+from memories.extraction.rules import _fact as _rules_fact
+from memories.extraction.salient import salient_tokens
+from memories.extraction.sentences import lexical
+from memories.extraction.spelling import read_chat
+from memories.extraction.types import CONFIDENCE, Candidate
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
+_CLAUSE_CUT = re.compile(r"\s*(?:;|\s[\u2014\u2013]\s|\s-\s|\u2014)\s*")
+_WORD = re.compile(r"[\w'/+#.-]+")
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str  # normalised: contractions expanded, chat spellings read, opener removed
+    hedged: bool = False
+    opens_sentence: bool = True  # "named after Beatles" after a comma is no diary entry
+
+
+# --- cutting ----------------------------------------------------------------------------------
+def clauses(text: str) -> Iterator[Clause]:
+    """Every statement-like clause in ``text``, in order; questions are left out."""
+    for sentence in _SENTENCES.split(text):
+        sentence = _LIST_MARK.sub("", sentence.strip())
+        if not sentence or W.REPORTED_OPENER.match(sentence):
+            continue
+        question = sentence.rstrip().endswith("?")
+        for part in _CLAUSE_CUT.split(sentence):
+            label, colon, rest = part.partition(":")
+            if colon and rest.strip() and not rest.startswith("//"):
+                # "About me: ...", "When you draft emails for me: never promise ...": the label
+                # is read on its own when it is a clause, the rest as what it introduces.
+                if len(label.split()) > 3:
+                    yield from _parts(label, question=False)
+                part = rest
+            yield from _parts(part, question)
+
+
+def _parts(part: str, question: bool) -> Iterator[Clause]:
+    pieces = [p.strip(" ,.!?") for p in re.split(r",\s+(?:but\s+|and\s+|so\s+)?", part)]
+    pieces = [p for p in pieces if p]
+    hedged = False
+    if question and pieces and part.rstrip().endswith("?"):
+        if W.UNSURE_STATEMENT.match(pieces[-1]):
+            hedged = True  # "i might get a cat soon??": a statement said unsure, not a question
+        else:
+            pieces = pieces[:-1]  # "Since I'm vegan, what can I cook?": what comes before it
+    for index, piece in enumerate(_joined(pieces)):
+        subs = re.split(r"\s+(?:but|and|so)\s+(?=(?:now\s+)?(?:i|we|my|our)\b)", piece)
+        for sub_index, sub in enumerate(subs):
+            clause = _reading(sub, opens=index == 0 and sub_index == 0, hedged=hedged)
+            if clause is not None:
+                yield clause
+
+
+def _joined(pieces: list[str]) -> list[str]:
+    """Commas inside one statement ("I'm 29, earning 45k") are cut; a piece without a verb of
+    its own ("mostly socks", "badly") stays attached to the one before it."""
+    out: list[str] = []
+    for piece in pieces:
+        first = piece.split()[0].lower()
+        if out and (first in W.CONTINUATIONS or not _has_subject_or_verb(piece)):
+            out[-1] = f"{out[-1]}, {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def _has_subject_or_verb(piece: str) -> bool:
+    words = [w.lower() for w in _WORD.findall(piece)]
+    return any(w in W.SUBJECTS or lexical(w).verb for w in words[:3])
+
+
+def _reading(raw: str, *, opens: bool, hedged: bool) -> Clause | None:
+    text = " ".join(_normalise(read_chat(raw)).split()).strip(" ,.!?")
+    for _ in range(3):  # openers stack: "ok so honestly I think ..."
+        lowered = text.lower()
+        opener = next((o for o in W.OPENERS if lowered.startswith(o + " ")), None)
+        if opener is None:
+            break
+        text = text[len(opener) :].strip(" ,")
+        hedged = hedged or opener in W.HEDGE_OPENERS
+    lowered = text.lower()
+    for prefix, replacement in W.SUBORDINATE_OPENERS:
+        if lowered.startswith(prefix + " "):
+            text = replacement + text[len(prefix) :]
+            break
+    if len(text.split()) < 2:
+        return None
+    hedged = hedged or bool(W.HEDGE_WORDS.search(text))
+    return Clause(text=text, hedged=hedged, opens_sentence=opens)
+
+
+# --- reading one clause -----------------------------------------------------------------------
+def _subject(words: list[str]) -> tuple[str, int]:
+    """("user" | "team" | "own" | "dropped" | "other", index of the first word after it)."""
+    lower = [w.lower() for w in words]
+    if lower[0] == "i":
+        return "user", 1
+    if lower[:2] in (["me", "and"],) or (lower[0] in {"my", "our"} and "and" in lower[:4]):
+        end = lower.index("i") + 1 if "i" in lower[:5] else 0
+        if end:
+            return "user", end
+    if lower[0] == "we":
+        return "team", 1
+    if lower[0] in {"my", "our"}:
+        # From the third word: "My preferred music is ..." has its noun after "preferred".
+        for at in range(2, min(len(lower), 6)):
+            if lower[at] in W.FINITE_BE_HAVE or _finite(lower[at]):
+                return "own", at
+        return "other", 0
+    if lower[0] in W.NOT_SUBJECTS or (words[0][0].isupper() and not lexical(lower[0]).known):
+        return "other", 0
+    return "dropped", 0
+
+
+def _finite(word: str) -> bool:
+    info = lexical(word)
+    return info.vbz or info.vbd
+
+
+def _verb_at(lower: list[str], start: int) -> int:
+    at = start
+    while at < len(lower) and lower[at] in W.ADVERBS:
+        at += 1
+    return at
+
+
+def listed(text: str) -> tuple[list[tuple[str, str]], str]:
+    """(heading, item) for each item listed under a heading that says whose or what they are
+    ("I speak:", "Tools I use daily:", "Rules for my calendar:"), and the text without them.
+    Lines ("- item") and inline lists ("Tools I use daily: Raycast, Arc, Linear") both count."""
+    pairs: list[tuple[str, str]] = []
+    rest: list[str] = []
+    heading = ""
+    for line in text.splitlines():
+        item = _LIST_MARK.match(line)
+        if item and heading:
+            pairs.append((heading, line[item.end() :].strip()))
+            continue
+        label, colon, tail = line.partition(":")
+        heading = ""
+        if colon and _list_heading(label):
+            if not tail.strip():
+                heading = label.strip()
+                continue
+            if tail.count(",") >= 2 and not lexical(tail.split()[0].lower()).vbz:
+                pairs += [(label.strip(), part.strip(" .")) for part in tail.split(",")]
+                continue
+        rest.append(line)
+    return [(h, i) for h, i in pairs if i], "\n".join(rest)
+
+
+def _list_heading(label: str) -> bool:
+    words = label.lower().split()
+    return 0 < len(words) <= 6 and bool(W.RULE_HEADING.search(label) or set(words) & W.MINE)
+
+
+def _list_item(heading: str, item: str) -> Candidate:
+    if W.RULE_HEADING.search(heading):
+        return _rule(f"{heading}: {item}")
+    return _rules_fact(f"{heading}: {item}", "personal", CONFIDENCE["stated"], importance=None)
+
+
+def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Candidate]:
+    """Candidates for the clauses of a user's message that ``covered`` says nothing about."""
+    taken = {t for c in covered for t in _content_words(c.content)}
+    said = {c.content.lower() for c in covered}
+    found: list[Candidate] = []
+    items, text = listed(strip_reported(text))
+    for heading, item in items:
+        words = _content_words(item)
+        if words and not words & taken:
+            candidate = _list_item(heading, item)
+            found.append(candidate)
+            said.add(candidate.content.lower())
+    for clause in clauses(text):
+        words = _content_words(clause.text)
+        if not words or words & taken:
+            continue
+        candidate = read(clause, now)
+        if candidate is not None and candidate.content.lower() not in said:
+            found.append(candidate)
+            said.add(candidate.content.lower())
+            taken |= words
+    return found
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in salient_tokens(text) if w not in W.GENERIC} | {
+        w for w in (x.lower() for x in _WORD.findall(text)) if len(w) > 3 and w not in W.GENERIC
+    }
+
+
+def read(clause: Clause, now: datetime) -> Candidate | None:
+    """One clause as a memory, or None when it is nothing to keep."""
+    words = _WORD.findall(clause.text)
+    lower = [w.lower() for w in words]
+    procedure = _instruction(clause.text, lower)
+    if procedure is not None:
+        return procedure
+    if lower[0] in W.QUESTION_STARTS or set(lower) & W.CONVERSATION_WORDS:
+        return None
+    if W.IMPERSONAL_RULE.match(clause.text):
+        return _rule(clause.text)  # "Every incident gets a postmortem", "No Friday releases"
+    if len(lower) > 2 and lexical(lower[1]).vbz and "me" in lower[2:]:
+        return _about_me(clause, lower, now)  # "Cooking relaxes me"
+    subject, at = _subject(words)
+    if subject == "other":
+        return _about_me(clause, lower, now)
+    if "it" in lower or (lower[at : at + 2] and set(lower[at + 1 : at + 2]) & W.REFERRING):
+        return None  # "I take it every morning": what "it" is lies elsewhere
+    if subject == "own" and lower[at] in W.REPORTING_VERBS:
+        return None  # "My GP says ...": someone else's words
+    if subject == "own" and lower[1] in W.GROUPS and W.RULE_WORDS.search(clause.text):
+        return _rule(clause.text)  # "My team never deploys on Fridays"
+    verb_at = _verb_at(lower, at)
+    if verb_at >= len(lower):
+        return None
+    verb, rest = lower[verb_at], lower[verb_at + 1 :]
+    if verb in {"do", "does"} and rest[:1] == ["not"] and len(rest) > 1:
+        verb, rest = rest[1], rest[2:]  # "I don't need sugarcoating" reads as "need"
+    if subject == "dropped":
+        return _dropped_subject(clause, verb, rest, now)
+    return _statement(clause, subject, verb, rest, now)
+
+
+def _statement(
+    clause: Clause, subject: str, verb: str, rest: list[str], now: datetime
+) -> Candidate | None:
+    text = clause.text
+    if verb in W.REQUEST_VERBS or verb in W.DISCOURSE_VERBS:
+        return None
+    if verb in W.MODALS:
+        return _modal(clause, verb, rest)
+    if verb in {"am", "is", "are"}:
+        complement = [w for w in rest if w not in W.ADVERBS]
+        if not complement or _passing(complement):
+            return None
+        if lexical(complement[0]).gerund:
+            return _progressive(clause, subject, complement, now)
+        if subject == "team" and complement[0] not in {"a", "an"}:
+            return None
+        return _fact(text, clause)
+    if verb in {"was", "were"}:
+        return _episode(text, now) if find_time_hint(text) else None
+    if verb in {"have", "has"} and rest:
+        nxt = rest[_verb_at(rest, 0)] if _verb_at(rest, 0) < len(rest) else ""
+        if nxt in {"been", "got"} or "never" in rest[:2] or "since" in rest:
+            return _fact(text, clause)
+        if lexical(nxt).vbd or nxt.endswith("ed"):
+            return _episode(text, now)
+        if nxt in W.HAVE_CHORES:
+            return None
+        return _fact(text, clause)
+    info = lexical(verb)
+    if info.vbd and verb not in W.STATIVE_PAST and (not info.base or find_time_hint(text)):
+        return _episode(text, now)  # "knit", "read", "quit" are past only with a time
+    if subject == "team" and W.RULE_WORDS.search(text):
+        return _rule(text)  # "We never deploy on Fridays", "We support only Postgres 15+"
+    if info.vbz or info.base or info.verb:
+        if subject == "team" and not (info.base or info.vbz):
+            return None
+        if not any(_is_thing(w) for w in rest):
+            return None  # "I don't mind", "I live nearby": nothing named to remember
+        return _fact(text, clause)
+    return None
+
+
+def _is_thing(word: str) -> bool:
+    info = lexical(word)
+    return word not in W.ADVERBS and (info.noun or not info.known or any(c.isdigit() for c in word))
+
+
+def _progressive(
+    clause: Clause, subject: str, complement: list[str], now: datetime
+) -> Candidate | None:
+    """ "I'm moving to Canada in June" (a plan), "I'm flying to Tokyo on March 12" (an event),
+    "I'm recovering from long Covid" (a state); "I'm practicing", "I'm looking for" say nothing."""
+    if complement[0] in W.REQUEST_PROGRESSIVES or len(complement) < 2:
+        return None
+    if complement[0] in W.LIFE_CHANGES:
+        return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])
+    if find_time_hint(clause.text):
+        return _episode(clause.text, now)
+    return _fact(clause.text, clause)
+
+
+def _modal(clause: Clause, modal: str, rest: list[str]) -> Candidate | None:
+    if modal in {"might", "may", "could"} and rest and rest[0] not in {"be"} | W.REQUEST_VERBS:
+        return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
+    if modal == "cannot" and rest and rest[0] in W.CANNOT_HABITS:
+        return _fact(clause.text, clause)  # "can't do spicy food", "can't stand olives"
+    return None
+
+
+def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) -> Candidate | None:
+    """Chat drops the "I": "ran my first 10k this morning", "big fan of board games"."""
+    if verb in W.MODALS:
+        return _modal(clause, verb, rest)
+    info = lexical(verb)
+    meaningful = [w for w in rest if w not in W.ADVERBS and len(w) > 2 and w != "well"]
+    diary = clause.opens_sentence and not (info.base or info.adj) and verb not in W.STATIVE_PAST
+    if info.vbd and diary and meaningful:
+        return _episode(f"I {clause.text}", now)
+    if verb in W.DROPPED_I_AM:
+        return _fact(f"I am {clause.text}", clause)
+    if verb in {"fav", "favourite", "favorite"}:
+        return _fact(f"my {clause.text}", clause)
+    return None
+
+
+def _about_me(clause: Clause, lower: list[str], now: datetime) -> Candidate | None:
+    """ "Cooking relaxes me", "rainy days + a good book = perfect day for me"."""
+    about_me = "me" in lower[1:] and not lower[0].endswith("ly")
+    if about_me and (any(lexical(w).vbz for w in lower[1:4]) or "=" in clause.text):
+        return _fact(clause.text, clause)
+    return None
+
+
+def _passing(complement: list[str]) -> bool:
+    """ "I'm so tired", "I'm not 100% sure": a state of the moment."""
+    head = [w for w in complement[:3] if w not in W.INTENSIFIERS]
+    return bool(head) and (head[0] in W.PASSING_STATES or "sure" in head)
+
+
+def _rule(text: str) -> Candidate:
+    return _candidate(
+        "procedure",
+        _sentence_case(_third_person(text, plural_we=True)),
+        importance="significant",
+        confidence=CONFIDENCE["stated"],
+        tags=["constraint"],
+        subtype="constraint",
+    )
+
+
+def _instruction(text: str, lower: list[str]) -> Candidate | None:
+    body = text
+    for opener in W.INSTRUCTION_OPENERS:
+        if body.lower().startswith(opener + " "):
+            body = body[len(opener) :].strip(" ,")
+    body_lower = [w.lower() for w in _WORD.findall(body)]
+    if not body_lower:
+        return None
+    first = body_lower[0]
+    lasting = bool(W.LASTING.search(body)) or first in W.LASTING_STARTS
+    about_reply = bool(W.ABOUT_REPLY.search(body))
+    imperative = first in W.LASTING_STARTS or (
+        lexical(first).base and not lexical(first).vbd and first not in W.NOT_IMPERATIVE
+    )
+    if not imperative or W.ONE_OFF.search(body) or not (lasting or about_reply):
+        return None
+    if not lasting and W.TASK_OBJECT.match(body):
+        return None  # "Write me a diary entry", "Draft an outline for a talk": one task
+    subtype = "behavioral" if about_reply else "constraint"
+    content = _sentence_case(body)
+    return _candidate(
+        "procedure",
+        content,
+        importance="significant",
+        confidence=CONFIDENCE["stated"],
+        tags=[subtype],
+        subtype=subtype,
+    )
+
+
+# --- candidates -------------------------------------------------------------------------------
+def _fact(text: str, clause: Clause, *, confidence: float | None = None) -> Candidate:
+    level = confidence or (CONFIDENCE["speculative"] if clause.hedged else CONFIDENCE["stated"])
+    return _rules_fact(text, "personal", level, importance=None)
+
+
+def _episode(text: str, now: datetime) -> Candidate:
+    hint = find_time_hint(text)
+    return _candidate(
+        "episode",
+        _sentence_case(_third_person(text, past=True)),
+        importance="standard",
+        confidence=CONFIDENCE["stated"],
+        tags=["event"],
+        time_hint=hint,
+        occurred_at=resolve_time_hint(hint, now) if hint else None,
+    )

@@ -1,0 +1,219 @@
+"""Word tables for ``clauses.py``: closed classes and conversation phrases, no logic.
+
+These are the closed sets English uses for the decisions the structural reader makes (modals,
+pronoun subjects, discourse verbs, openers), not lists of topics: a new topic ("I knit", "My
+blood type is O negative") needs no new word here.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Discourse openers dropped from a clause's start ("ok so", "honestly", "lol").
+OPENERS = (
+    "ok so",
+    "okay so",
+    "so yeah",
+    "oh and",
+    "and also",
+    "also",
+    "and",
+    "but",
+    "so",
+    "oh",
+    "ok",
+    "okay",
+    "yes",
+    "yeah",
+    "yep",
+    "well",
+    "lol",
+    "haha",
+    "omg",
+    "btw",
+    "fyi",
+    "honestly",
+    "actually",
+    "tbh",
+    "anyway",
+    "hey",
+    "hi",
+    "hello",
+    "heya",
+    "sorry",
+    "no",
+    "nah",
+    "wait no",
+    "wait",
+    "scratch that",
+    "correction",
+    "update",
+    "i think",
+    "i guess",
+    "i believe",
+    "probably",
+    "maybe",
+    "possibly",
+    "perhaps",
+    "i am not sure but",
+    "not sure but",
+)
+HEDGE_OPENERS = frozenset(
+    {"i think", "i guess", "i believe", "probably", "maybe", "possibly", "perhaps"}
+    | {"i am not sure but", "not sure but"}
+)
+HEDGE_WORDS = re.compile(
+    r"\b(?:might|maybe|perhaps|possibly|not sure|not 100%|we'll see|we will see|i think)\b",
+    re.IGNORECASE,
+)
+# A subordinate opener that states a fact about the user, and the main clause it stands for.
+SUBORDINATE_OPENERS: tuple[tuple[str, str], ...] = (
+    ("since", ""),
+    ("given that", ""),
+    ("given", ""),
+    ("now that", ""),
+    ("because", ""),
+    ("as someone who", "I"),
+    ("as a", "I am a"),
+    ("as an", "I am an"),
+    ("as the", "I am the"),
+    ("being", "I am"),
+    ("having just", "I just"),
+    ("having", "I have"),
+)
+# A sentence that reports what someone else said ("According to my manager, ...").
+REPORTED_OPENER = re.compile(r"^(?:according to|apparently|rumou?r (?:is|has it))\b", re.I)
+# A sentence ending in "?" that is a statement said unsure ("i might get a cat soon??").
+UNSURE_STATEMENT = re.compile(r"^(?:i|im|i'm|we|my|our)\s+(?!\w+\s+you\b)", re.I)
+# A piece that starts with one of these continues the statement before it.
+CONTINUATIONS = _words("mostly mainly especially esp usually often sometimes which who")
+SUBJECTS = _words("i we my our me you he she they it this that there")
+# Never the user as a subject.
+NOT_SUBJECTS = _words(
+    """you he she they it this that there these those his her their your someone somebody
+    everyone everybody people what which who why how when where the a an"""
+)
+QUESTION_STARTS = _words(
+    """what which who whom whose why how when where can could would should do does did is are
+    will shall any anyone"""
+)
+# Talk about the conversation itself: never a memory.
+CONVERSATION_WORDS = _words(
+    """thanks thank question questions help explain wondering curious confused asking ask asked
+    tell answer recipe example write"""
+)
+ADVERBS = _words(
+    """also always never often still just only already now usually sometimes rarely really
+    actually currently mostly generally typically finally recently soon even not no longer
+    basically literally kinda pretty totally absolutely definitely seriously officially"""
+)
+MODALS = _words("might may could will would should can cannot must shall")
+FINITE_BE_HAVE = _words("is are was were has have had am")
+# "I need help", "I want to know": a request now, not a fact.
+REQUEST_VERBS = _words("need want wonder wish hope try let")
+REQUEST_PROGRESSIVES = _words(
+    "looking trying wondering asking writing reading thinking working planning going"
+)
+DISCOURSE_VERBS = _words(
+    """think guess mean see agree understand know suppose believe feel remember forgot forget
+    said say asked ask meant apologise apologize"""
+)
+# "I've got to", "I have to": chores, not possessions.
+HAVE_CHORES = _words("to got a question an idea no idea")
+# Past forms that describe a state, not an event ("I was", "I knew").
+STATIVE_PAST = _words("was were had knew thought meant felt seemed wanted needed liked loved")
+CANNOT_HABITS = _words("do stand eat drink handle have tolerate bear live")
+# What follows a dropped "I am" ("big fan of", "allergic to").
+DROPPED_I_AM = _words(
+    "big huge fan allergic intolerant vegan vegetarian into not still currently always never"
+)
+PASSING_STATES = _words(
+    """tired exhausted hungry thirsty sleepy bored sick ill busy stressed excited happy sad glad
+    sorry annoyed confused cold hot late stuck lost frustrated grumpy nervous worried ready done
+    back here fine ok okay good great home off free sure kidding joking curious going about
+    trying looking wondering just"""
+)
+# Object pronouns whose meaning is in another sentence.
+REFERRING = _words("it that this them there")
+# "My GP says ...", "my bf thinks ...": a report of someone else's words.
+REPORTING_VERBS = _words("says said thinks thought tells told wrote believes reckons claims")
+# Progressives that announce a change in the user's life: a plan, not yet a fact.
+LIFE_CHANGES = _words("moving switching changing leaving quitting joining starting retiring")
+# What makes a team's habit a rule.
+RULE_WORDS = re.compile(r"\b(?:never|only|always|must|not allowed|no longer allow)\b", re.I)
+INTENSIFIERS = _words("so really very super quite bit kinda pretty totally")
+# Words that make a clause about the user's things generic, not a memory by themselves.
+GENERIC = _words(
+    """user user's the and that this with have has from they them their there then than what
+    when just really also very some been being into about over will would could should"""
+)
+
+# --- instructions to the assistant -----------------------------------------------------------
+INSTRUCTION_OPENERS = (
+    "please",
+    "kindly",
+    "can you",
+    "could you",
+    "would you",
+    "I want you to",
+    "I would like you to",
+    "I would like it if you",
+    "I prefer that you",
+    "I prefer you",
+    "also",
+    "and",
+    "so",
+)
+# An instruction that lasts beyond this reply.
+LASTING = re.compile(
+    r"\b(?:always|never|every time|each time|from now on|again|any ?more|whenever|when you"
+    r"|in general|unless|all (?:my|our|the)|by default|stop|no need to"
+    r"|(?:everything|anything|any \w+|all \w+) you (?:write|send|draft|make|give))\b",
+    re.IGNORECASE,
+)
+LASTING_STARTS = _words("always never stop keep avoid don't")
+# About the reply itself: how to talk to the user.
+ABOUT_REPLY = re.compile(
+    r"\b(?:reply|replies|respond|responses?|answers?|explain|explanations?|talk|speak|write me"
+    r"|call me|address me|emojis?|bullet(?: points)?|tone|formal|informal|casual|concise|brief"
+    r"|short|slowly|step by step|step after step|tl;?dr|details|swear\w*|sorry|apologi\w+"
+    r"|gentle|remind me|grams|metric|imperial|spelling|english|spanish|french|german|italian"
+    r"|portuguese|dutch|polish|markdown|jargon|examples?)\b",
+    re.IGNORECASE,
+)
+# A one-off task, not a standing instruction.
+ONE_OFF = re.compile(
+    r"\b(?:a (?:short )?(?:story|poem|limerick|haiku|essay|email|letter|song)|this|these|it"
+    r"|there|translate|like i am 5|like I'm 5)\b",
+    re.IGNORECASE,
+)
+# Base forms that do not open an imperative here.
+NOT_IMPERATIVE = _words(
+    "I we my our no not that this there it what excuse pretend imagine suppose picture let"
+)
+# An imperative whose object is one new thing: a task for now ("Write me a diary entry").
+TASK_OBJECT = re.compile(r"^\w+\s+(?:me\s+|us\s+)?(?:an?|one|some)\s", re.I)
+# A rule without a person: "Every incident gets a postmortem", "No Friday releases for the
+# apps", "All data at rest must be encrypted", "Production access requires hardware keys".
+IMPERSONAL_RULE = re.compile(
+    r"^(?:(?:every|each|all|any)\s+[\w-]+(?:\s+[\w-]+){0,3}\s+(?:gets|get|must|needs|need"
+    r"|requires|require|has to|have to|should|goes|go)\b"
+    r"|no\s+(?!one\b|idea\b|need\b|problem\b|worries\b|thanks\b)[\w-]+(?:\s+[\w-]+)*\s+"
+    r"(?:before|after|on|in|for|during|without|at|over|under)\s+\S"
+    r"|[\w-]+(?:\s+[\w-]+){0,3}\s+(?:must|must not|requires|is required|are required"
+    r"|is not allowed|are not allowed|is forbidden|are forbidden)\s+\S)",
+    re.IGNORECASE,
+)
+# A list heading that introduces rules ("Rules for my calendar:", "Security requirements:").
+RULE_HEADING = re.compile(
+    r"\b(?:rules?|requirements?|constraints?|polic(?:y|ies)|guidelines?|don'?ts|never)\b", re.I
+)
+# A list heading about the user's own things ("I speak:", "Tools I use daily:", "My stack:").
+MINE = _words("i my me we our mine about")
+# Groups whose habits are rules ("My team never deploys on Fridays").
+GROUPS = _words("team company org organisation organization department office squad")
