@@ -65,8 +65,8 @@ def clauses(text: str) -> Iterator[Clause]:
             continue
         question = sentence.rstrip().endswith("?")
         for part in _CLAUSE_CUT.split(sentence):
-            label, colon, rest = part.partition(":")
-            if colon and rest.strip() and not rest.startswith("//"):
+            label, colon, rest = part.partition(": ")  # not "9:30", not "https://"
+            if colon and rest.strip():
                 # "About me: ...", "When you draft emails for me: never promise ...": the label
                 # is read on its own when it is a clause, the rest as what it introduces.
                 if len(label.split()) > 3:
@@ -85,7 +85,7 @@ def _parts(part: str, question: bool) -> Iterator[Clause]:
         else:
             pieces = pieces[:-1]  # "Since I'm vegan, what can I cook?": what comes before it
     for index, piece in enumerate(_joined(pieces)):
-        subs = re.split(r"\s+(?:but|and|so)\s+(?=(?:now\s+)?(?:i|we|my|our)\b)", piece)
+        subs = re.split(r"\s+(?:but|and|so)\s+(?=(?:now\s+)?(?:i|we|my|our|please)\b)", piece)
         for sub_index, sub in enumerate(subs):
             clause = _reading(sub, opens=index == 0 and sub_index == 0, hedged=hedged)
             if clause is not None:
@@ -107,7 +107,10 @@ def _joined(pieces: list[str]) -> list[str]:
 
 def _has_subject_or_verb(piece: str) -> bool:
     words = [w.lower() for w in _WORD.findall(piece)]
-    return any(w in W.SUBJECTS or lexical(w).verb for w in words[:3])
+    return any(
+        w in W.SUBJECTS or w in W.FINITE_BE_HAVE or w in W.MODALS or lexical(w).verb
+        for w in words[:3]
+    )
 
 
 def _reading(raw: str, *, opens: bool, hedged: bool) -> Clause | None:
@@ -142,6 +145,8 @@ def _subject(words: list[str]) -> tuple[str, int]:
             return "user", end
     if lower[0] == "we":
         return "team", 1
+    if lower[0] == "the" and len(lower) > 2 and lower[1] in W.GROUPS:
+        return "team", 2  # "The team decided to drop Jenkins"
     if lower[0] in {"my", "our"}:
         # From the third word: "My preferred music is ..." has its noun after "preferred".
         for at in range(2, min(len(lower), 6)):
@@ -183,15 +188,24 @@ def listed(text: str) -> tuple[list[tuple[str, str]], str]:
             if not tail.strip():
                 heading = label.strip()
                 continue
-            if tail.count(",") >= 2 and not lexical(tail.split()[0].lower()).vbz:
+            parts = [part for part in tail.split(",") if part.strip()]
+            if len(parts) >= 3 and not any(_opens_with_verb(part) for part in parts):
                 pairs += [(label.strip(), part.strip(" .")) for part in tail.split(",")]
                 continue
         rest.append(line)
     return [(h, i) for h, i in pairs if i], "\n".join(rest)
 
 
+def _opens_with_verb(item: str) -> bool:
+    first = item.split()[0].lower()
+    info = lexical(first)
+    return info.vbz or info.vbd or info.gerund or (info.base and not info.noun)
+
+
 def _list_heading(label: str) -> bool:
     words = label.lower().split()
+    if W.NEWS_HEADING.match(label.strip()):
+        return False
     return 0 < len(words) <= 6 and bool(W.RULE_HEADING.search(label) or set(words) & W.MINE)
 
 
@@ -341,12 +355,16 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     meaningful = [w for w in rest if w not in W.ADVERBS and len(w) > 2 and w != "well"]
     diary = clause.opens_sentence and not (info.base or info.adj) and verb not in W.STATIVE_PAST
     if info.vbd and diary and meaningful:
-        return _episode(f"I {clause.text}", now)
+        return _episode(f"I {_lower_first(clause.text)}", now)
     if verb in W.DROPPED_I_AM:
-        return _fact(f"I am {clause.text}", clause)
+        return _fact(f"I am {_lower_first(clause.text)}", clause)
     if verb in {"fav", "favourite", "favorite"}:
-        return _fact(f"my {clause.text}", clause)
+        return _fact(f"my {_lower_first(clause.text)}", clause)
     return None
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _about_me(clause: Clause, lower: list[str], now: datetime) -> Candidate | None:
@@ -383,11 +401,15 @@ def _instruction(text: str, lower: list[str]) -> Candidate | None:
     if not body_lower:
         return None
     first = body_lower[0]
-    lasting = bool(W.LASTING.search(body)) or first in W.LASTING_STARTS
-    about_reply = bool(W.ABOUT_REPLY.search(body))
-    imperative = first in W.LASTING_STARTS or (
-        lexical(first).base and not lexical(first).vbd and first not in W.NOT_IMPERATIVE
+    lasting = (
+        bool(W.LASTING.search(body))
+        or first in W.LASTING_STARTS
+        or body_lower[:2] == ["do", "not"]  # "Don't explain basic Python to me"
     )
+    about_reply = bool(W.ABOUT_REPLY.search(body))
+    verb_first = lexical(first).base and not lexical(first).vbd and first not in W.NOT_IMPERATIVE
+    # "Tea, never coffee": a noun before a comma opens no order.
+    imperative = first in W.LASTING_STARTS or (verb_first and not body.split()[0].endswith(","))
     if not imperative or W.ONE_OFF.search(body) or not (lasting or about_reply):
         return None
     if not lasting and W.TASK_OBJECT.match(body):

@@ -129,13 +129,11 @@ HAVE_CHORES = _words("to got a question an idea no idea")
 STATIVE_PAST = _words("was were had knew thought meant felt seemed wanted needed liked loved")
 CANNOT_HABITS = _words("do stand eat drink handle have tolerate bear live")
 # What follows a dropped "I am" ("big fan of", "allergic to").
-DROPPED_I_AM = _words(
-    "big huge fan allergic intolerant vegan vegetarian into not still currently always never"
-)
+DROPPED_I_AM = _words("big huge fan allergic intolerant vegan vegetarian")
 PASSING_STATES = _words(
     """tired exhausted hungry thirsty sleepy bored sick ill busy stressed excited happy sad glad
     sorry annoyed confused cold hot late stuck lost frustrated grumpy nervous worried ready done
-    back here fine ok okay good great home off free sure kidding joking curious going about
+    back here fine ok okay good great home off out away free sure kidding joking curious going about
     trying looking wondering just"""
 )
 # Object pronouns whose meaning is in another sentence.
@@ -183,7 +181,8 @@ ABOUT_REPLY = re.compile(
     r"|call me|address me|emojis?|bullet(?: points)?|tone|formal|informal|casual|concise|brief"
     r"|short|slowly|step by step|step after step|tl;?dr|details|swear\w*|sorry|apologi\w+"
     r"|gentle|remind me|grams|metric|imperial|spelling|english|spanish|french|german|italian"
-    r"|portuguese|dutch|polish|markdown|jargon|examples?)\b",
+    r"|portuguese|dutch|polish|markdown|jargon|examples?|dates|times|units"
+    r"|(?:everything|anything|any \w+) you (?:write|send|draft|give))\b",
     re.IGNORECASE,
 )
 # A one-off task, not a standing instruction.
@@ -201,8 +200,9 @@ TASK_OBJECT = re.compile(r"^\w+\s+(?:me\s+|us\s+)?(?:an?|one|some)\s", re.I)
 # A rule without a person: "Every incident gets a postmortem", "No Friday releases for the
 # apps", "All data at rest must be encrypted", "Production access requires hardware keys".
 IMPERSONAL_RULE = re.compile(
-    r"^(?:(?:every|each|all|any)\s+[\w-]+(?:\s+[\w-]+){0,3}\s+(?:gets|get|must|needs|need"
-    r"|requires|require|has to|have to|should|goes|go)\b"
+    r"^(?:(?:every|each|all|any)\s+(?!(?:day|morning|evening|night|week|weekend|month|year|time"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)[\w-]+(?:\s+[\w-]+){0,3}\s+"
+    r"(?:gets|get|must|needs|need|requires|require|has to|have to|should)\b"
     r"|no\s+(?!one\b|idea\b|need\b|problem\b|worries\b|thanks\b)[\w-]+(?:\s+[\w-]+)*\s+"
     r"(?:before|after|on|in|for|during|without|at|over|under)\s+\S"
     r"|[\w-]+(?:\s+[\w-]+){0,3}\s+(?:must|must not|requires|is required|are required"
@@ -215,5 +215,7 @@ RULE_HEADING = re.compile(
 )
 # A list heading about the user's own things ("I speak:", "Tools I use daily:", "My stack:").
 MINE = _words("i my me we our mine about")
+# A heading that introduces news or context, not a list of the user's things ("Here's my week:").
+NEWS_HEADING = re.compile(r"^(?:here'?s|here is|update|news|heads-up|quick context)\b", re.I)
 # Groups whose habits are rules ("My team never deploys on Fridays").
 GROUPS = _words("team company org organisation organization department office squad")

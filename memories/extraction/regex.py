@@ -44,7 +44,7 @@ from memories.extraction import regex_words as W
 from memories.extraction.gate import IRREGULAR_PAST
 from memories.extraction.guard import starts_like_question, strip_recalled
 from memories.extraction.reported import strip_reported
-from memories.extraction.sentences import is_sentence
+from memories.extraction.sentences import is_known_word, is_sentence, lexical
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
 
 SLOT_TITLES = {
@@ -465,8 +465,23 @@ _DATE = (
 
 _FLAGS = re.IGNORECASE
 
+
 # (needles, pattern, parser): a pattern only runs on sentences (lower-cased) containing one
 # of its needles, which skips most of the regex work on ordinary chat.
+def _plain_name(sentence: str, match: re.Match[str]) -> list[_Hit]:
+    """The name in the ``value`` group as it stands ("Dev here", "im chloe"), title-cased."""
+    raw = match.group("value")
+    if raw.lower() in W.NOT_NAMES or (len(raw) > 2 and raw.isupper()):
+        return []  # "I'm ADHD", "I'm OK"
+    if raw.islower() and is_known_word(raw):
+        return []  # "im tired"
+    value = _title_name(raw)
+    content = f"The user's name is {_sentence_end(value)}"
+    return [_Hit("name", content, match.start(), match.end(), CONFIDENCE["stated"])]
+
+
+# Any character of a clause that is not a negation ("I'm not based in Berlin").
+_NOT_NEGATED = r"(?:(?!\bnot\b|\bnever\b|\bno\s+longer\b)[^,.;!?])"
 # A known occupation as a regex alternation, longest first: "teacher from Valencia".
 _ROLE_HEADS = "|".join(sorted((re.escape(w) for w in W.ROLE_HEADS), key=len, reverse=True))
 
@@ -520,7 +535,11 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             _parse_location,
         ),
         # employer
-        (("work",), rf"\bI\s+{_ADV}work\s+(?:at|for)\s+", _parse_employer),
+        (
+            ("work",),
+            rf"(?:\bI|\bI\s+\w+\s+in\s+\S+\s+and)\s+{_ADV}work\s+(?:at|for)\s+",
+            _parse_employer,
+        ),
         (
             ("working", "employed"),
             rf"{_I_AM}\s+{_ADV}(?:working|employed)\s+(?:at|for|by)\s+",
@@ -562,8 +581,9 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (("called",), rf"(?:^|,\s*|\bme\s+){_I_AM}\s+called\s+", _name_parser(explicit=True)),
         (
             ("here",),
-            rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*(?=[A-Z][\w\u00c0-\u024f]+\s+here\b)",
-            _name_parser(explicit=False),
+            rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*(?P<value>[A-Z][\w\u00c0-\u024f]+)"
+            r"(?=\s+here\b)",
+            _plain_name,
         ),
         # "23 yo, uni student", "I have 45 years", "I am having 19 years"
         (
@@ -576,17 +596,20 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         # "i'm in Lyon now", "moved to glasgow", "we moved to Edinburgh", "I work from Tbilisi"
         (
             ("stay", "live"),
-            rf"(?:\bI|\b(?:but|and)|^)\s+{_ADV}(?:stay|staying|live|living)\s+(?:in|at)\s+",
+            rf"(?:(?:\bI|\b(?:but|and)|^)\s+|,\s*|{_I_AM}\s+{_NOT_NEGATED}{{0,40}}?\s)"
+            rf"{_ADV}(?:stay|staying|live|living)\s+(?:in|at|near)\s+",
             _parse_location,
         ),
         (
             ("in ",),
-            rf"(?:^(?:(?:yep|yeah|yes|no|nah)[\s,]+)?{_ADV}|{_I_AM}\s+{_ADV})in\s+(?=[A-Z])",
+            rf"(?:^(?:(?:yep|yeah|yes|no|nah)[\s,]+)?{_ADV}|{_I_AM}\s+{_ADV}"
+            r"|,\s*(?:now|currently|still)\s+)in\s+(?=[A-Z])",
             _parse_location,
         ),
         (
             ("moved",),
-            rf"^{_ADV}(?:moved|relocated)\s+(?:back\s+)?to\s+",
+            rf"(?:^|\bI(?:'ve|\s+have)?\s+){_ADV}(?:moved|relocated)\s+from\s+[^,.;!?]{{1,40}}?\s+to\s+"
+            rf"|^{_ADV}(?:moved|relocated)\s+(?:back\s+)?to\s+",
             _parse_location,
         ),
         (
@@ -596,7 +619,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("location", "city"),
-            r"(?:^|\n)\W*(?:location|city|based)\s*:\s*",
+            r"(?:^|\n|\.\s+)\W*(?:location|city|based|home)\s*:\s*",
             _parse_location,
         ),
         # "workin at Zalando", "just started at Monzo", "I joined Atlassian", "I'm at Babylon
@@ -618,7 +641,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("work",),
-            rf"\bI\s+{_ADV}(?:work|am\s+working)\s+(?:in|by)\s+(?:the\s+)?(?=[A-Z])",
+            rf"\bI\s+{_ADV}(?:work|am\s+working)\s+(?:in\s+the|by(?:\s+the)?)\s+(?=[A-Z])",
             _parse_employer,
         ),
         (
@@ -630,7 +653,8 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         # accountant", "got promoted to engineering manager", "joined Atlassian as a ..."
         (
             (" like ", " as ", "job of"),
-            rf"\bI\s+{_ADV}(?:work|am\s+working|joined)\s+(?:[^\s,.;:!?]+\s+){{0,4}}?"
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:work|am\s+working|joined|been\s+(?:at|with))\s+"
+            r"(?:[^\s,.;:!?]+\s+){0,5}?"
             r"(?:as|like)\s+(?P<det>an?\s+|the\s+)?",
             _role_parser(strict=True),
         ),
@@ -641,8 +665,41 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("promoted",),
-            r"\b(?:got|was|been|just\s+got)\s+promoted\s+to\s+(?P<det>an?\s+|the\s+)?",
+            r"(?:\bI(?:'ve|\s+have)?\s+|^)(?:just\s+|finally\s+)?(?:got|was|been)\s+promoted\s+to\s+"
+            r"(?P<det>an?\s+|the\s+)?",
             _role_parser(strict=True),
+        ),
+        (
+            ("work", "job", "role"),
+            r"(?:^|\n)\W*(?:work|job|role)\s*:\s*(?P<det>an?\s+|the\s+)?",
+            _role_parser(strict=True),
+        ),
+        # "Lukas, 34, from Graz": an introduction as a list
+        (
+            (",",),
+            rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*(?=[A-Z][\w\u00c0-\u024f]+,\s*\d{{1,2}}\b)",
+            _name_parser(explicit=False),
+        ),
+        (
+            (",",),
+            rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*[A-Z][\w\u00c0-\u024f]+,\s*"
+            r"(?P<value>\d{1,2}),",
+            _value_parser("age", "The user is {value} years old.", check=_valid_age),
+        ),
+        (
+            ("from",),
+            r"^(?:\w+[\s,!.]+)?[A-Z][\w\u00c0-\u024f]+,\s*\d{1,2},\s*from\s+",
+            _parse_location,
+        ),
+        (
+            ("turned",),
+            r"^(?:just\s+|recently\s+)?turned\s+(?P<value>\d{1,3})\b",
+            _value_parser("age", "The user is {value} years old.", check=_valid_age),
+        ),
+        (
+            ("based",),
+            rf"{_I_AM}\s+{_NOT_NEGATED}{{0,40}}?\bbased\s+(?:in|out\s+of)\s+",
+            _parse_location,
         ),
         # more of the ways people say who they are
         (
@@ -658,7 +715,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("year-old", "year old", "aged", "age"),
-            r"(?:\b(?:I'm|I\s+am)\s+an?\s+(?P<value>\d{1,3})[-\s]year[-\s]old\b"
+            r"(?:\b(?:I'm|I\s+am)\s+an?\s+(?P<value>\d{1,3})[-\s]years?[-\s]old\b"
             r"|^(?:aged?\s*:?\s*)(?P<value2>\d{1,3})\b)",
             _age_either,
         ),
@@ -673,8 +730,8 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             _parse_location,
         ),
         (
-            ("with",),
-            rf"(?:{_I_AM}|\bI(?:'ve|\s+have)\s+been)\s+{_ADV}with\s+(?=[A-Z])",
+            ("with", "been at"),
+            rf"(?:{_I_AM}|\bI(?:'ve|\s+have)\s+been)\s+{_ADV}(?:with|at)\s+(?=[A-Z])",
             _parse_employer,
         ),
         (
@@ -967,6 +1024,117 @@ def _candidate(hit: _Hit) -> Candidate:
     )
 
 
+# --- Introductions -------------------------------------------------------------------------------
+# "I'm Raj (he/him), 29, backend developer at Razorpay, Bangalore", "About me: 31, data engineer
+# at Spotify, living in Gothenburg": an introduction lists who the user is in pieces, most of
+# them without a verb. Once a message is an introduction, each piece is read on its own: a lone
+# number is the age, a phrase headed by an occupation the role (and "at X" the employer), "in /
+# from / based in X" or a lone place name the location.
+_INTRO_MARK = re.compile(
+    r"^\W*(?:about me|quick intro|intro|me|profile|bio|background)\b\s*[:\-\u2013\u2014]", re.I
+)
+_PIECE_CUT = re.compile(r"[,;!?()\n\u2013\u2014]|\.(?:\s|$)|\s-\s|\s+and\s+(?=I\b|I'm\b)")
+_PIECE_LEAD = re.compile(
+    rf"^(?:(?:and|so|but|also|currently|now|still|{W.GREETINGS})\s+)*(?:{_I_AM}\s+)?"
+    r"(?:(?:currently|now|still)\s+)?",
+    re.IGNORECASE,
+)
+_AGE_PIECE = re.compile(r"^(?:aged?\s+)?(?P<value>\d{1,2})(?:\s*(?:years old|yo|y/o))?$", re.I)
+_ROLE_PIECE = re.compile(r"^(?P<det>an?\s+|the\s+)?", re.IGNORECASE)
+_AT_PIECE = re.compile(r"(?:^|\s)(?:at|with)\s+(?=[A-Z])")
+# "from X" is where the user comes from, not where they live ("I'm Ada from Paris").
+_IN_PIECE = re.compile(r"(?:^|\s)(?:in|based in|living in|live in|near)\s+", re.IGNORECASE)
+_PLACE_PIECE = re.compile(r"^(?=[A-Z][\w\u00c0-\u024f]+(?:\s+[A-Z][\w\u00c0-\u024f]+){0,2}$)")
+
+
+def _intro_hits(text: str, named: bool) -> list[_Hit]:
+    """Slots read piece by piece when ``text`` is an introduction (see above), else []."""
+    body = _INTRO_MARK.sub("", text, count=1)
+    raw = [p.strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
+    raw = [p for p in raw if p]
+    if raw and _I_AM_NAME.match(raw[0]):
+        named = True
+    opens_with_role = bool(raw) and any(
+        hit.slot == "role" for hit in _piece_hits(_PIECE_LEAD.sub("", raw[0]), [], named=True)
+    )
+    if not (named or _INTRO_MARK.match(text) or opens_with_role):
+        return []
+    hits: list[_Hit] = []
+    for piece in raw:
+        if starts_like_question(piece) or piece.lower().endswith(" here"):
+            continue  # questions; "Dev here" is a name, read by the sentence stage
+        name = _I_AM_NAME.match(piece)
+        if name and not any(h.slot == "name" for h in hits):
+            hits += _plain_name(piece, name)
+            continue
+        piece = _PIECE_LEAD.sub("", piece)
+        if piece:
+            hits += _piece_hits(piece, hits, named=named)
+    return hits
+
+
+# "I'm Raj", "im chloe": a name alone in the first piece of an introduction.
+_I_AM_NAME = re.compile(
+    rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+|hiya)[\s,!.:-]+)*(?:I'm|I\s+am|im)\s+"
+    r"(?P<value>[A-Z][\w\u00c0-\u024f]+|[a-z]+)$",
+    re.IGNORECASE,
+)
+# Verbs that can open a piece and still say where the user is ("living in Leeds").
+_WHERE_VERBS = frozenset(
+    [
+        "live",
+        "living",
+        "lives",
+        "based",
+        "located",
+        "stay",
+        "staying",
+        "work",
+        "working",
+        "works",
+        "study",
+        "studying",
+    ]
+)
+
+
+_AGE_BEFORE_ROLE = re.compile(r"^(?:an?\s+)?(?P<value>\d{1,2})[-\s]years?[-\s]old\s+", re.I)
+_WORKING_AS = re.compile(
+    r"^(?:working|work|works)\s+(?:[\w-]+\s+){0,2}?as\s+|^(?:working|work)\s+(?=(?:at|for)\s)", re.I
+)
+
+
+def _piece_hits(piece: str, earlier: list[_Hit], *, named: bool) -> list[_Hit]:
+    age = _AGE_PIECE.match(piece) or _AGE_BEFORE_ROLE.match(piece)
+    if age:
+        value = age.group("value")
+        found = [_Hit("age", f"The user is {value} years old.", 0, age.end(), CONFIDENCE["stated"])]
+        rest = piece[age.end() :]  # "a 34-year-old software dev from Kyiv": the role follows
+        return found + (_piece_hits(f"a {rest}", earlier, named=named) if rest else [])
+    piece = _WORKING_AS.sub("", piece)
+    hits = _role_parser(strict=True)(piece, _ROLE_PIECE.match(piece))  # type: ignore[arg-type]
+    if not any(h.slot == "employer" for h in hits):
+        at = _AT_PIECE.search(piece)
+        studies = any(word in W.STUDY_ROLES for word in piece.lower().split())
+        if at and (hits or at.start() == 0) and not studies:
+            hits += _parse_employer(piece, at)
+    first = piece.split()[0].lower()
+    if first not in _WHERE_VERBS and lexical(first).verb and not lexical(first).noun:
+        return hits  # "writing a story set in Paris": an activity, not where the user is
+    for located in _IN_PIECE.finditer(piece):
+        found = _parse_location(piece, located)
+        if found:
+            return hits + found
+    bare = _PLACE_PIECE.match(piece)
+    if bare and not hits and not is_known_word(first):
+        # A lone name: the user's before anything else is said, a place after.
+        if any(h.slot in ("age", "role", "employer") for h in earlier):
+            return _parse_location(piece, bare)
+        if not named and not earlier:
+            return _plain_name(piece, re.match(r"(?P<value>.+)", piece))  # type: ignore[arg-type]
+    return hits
+
+
 def extract(text: str) -> list[Candidate]:
     """Identity facts and explicit remember-requests in a USER message, in text order."""
     if not text or not text.strip():
@@ -986,6 +1154,11 @@ def extract(text: str) -> list[Candidate]:
         for hit in sorted(hits, key=lambda h: h.start):
             found.append((order, hit))
             order += 1
+
+    named = any(isinstance(item, _Hit) and item.slot == "name" for _, item in found)
+    for hit in _intro_hits(text, named):
+        found.append((order, hit))  # after the sentence readings: those win a tie
+        order += 1
 
     # One candidate per slot: the most confident, then the earliest.
     best: dict[str, tuple[int, _Hit]] = {}

@@ -103,7 +103,7 @@ NOT_NAMES = DEMONYMS | _words(
 # Occupations: the head noun of a role ("I'm a nurse", "senior data scientist").
 ROLE_HEADS = _words(
     """
-    engineer developer programmer coder architect designer scientist researcher analyst manager
+    engineer developer dev programmer coder architect designer scientist researcher analyst manager
     director lead consultant accountant auditor lawyer attorney paralegal solicitor barrister
     judge nurse doctor physician surgeon dentist pharmacist therapist psychologist psychiatrist
     counselor counsellor paramedic midwife veterinarian vet teacher professor lecturer tutor

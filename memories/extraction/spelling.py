@@ -36,13 +36,15 @@ _CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"wont", "won't"),
         (r"gonna", "going to"),
         (r"wanna", "want to"),
-        (r"yo", "years old"),
         (r"yrs", "years"),
         (r"bday", "birthday"),
         (r"fav|fave", "favourite"),
     )
 )
 _WITH = re.compile(r"(?<![\w/])w/\s*", re.IGNORECASE)
+_YEARS_OLD = re.compile(
+    r"\b(\d{1,3})\s*(?:yo\b|y/o\b|y\.o\.?|yrs? old\b)", re.IGNORECASE
+)  # not "Yo, Dev here"
 # The words the extraction rules key on: the only ones a typo is repaired towards.
 TRIGGERS = frozenset(
     [
@@ -89,6 +91,7 @@ def read_chat(text: str) -> str:
     for pattern, replacement in _CHAT_SPELLINGS:
         text = pattern.sub(replacement, text)
     text = _WITH.sub("with ", text)
+    text = _YEARS_OLD.sub(r"\1 years old", text)
     return _TOKEN.sub(lambda m: _repaired(m.group()), text)
 
 
