@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memories.extraction import clauses_words as W
@@ -38,7 +38,6 @@ from memories.extraction.classify import find_time_hint, resolve_time_hint
 from memories.extraction.reported import strip_reported
 from memories.extraction.rules import _candidate, _normalise, _sentence_case, _third_person
 from memories.extraction.rules import _fact as _rules_fact
-from memories.extraction.salient import salient_tokens
 from memories.extraction.sentences import lexical
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import CONFIDENCE, Candidate
@@ -54,6 +53,8 @@ class Clause:
     text: str  # normalised: contractions expanded, chat spellings read, opener removed
     hedged: bool = False
     opens_sentence: bool = True  # "named after Beatles" after a comma is no diary entry
+    standing: bool = False  # after "When I ask for code, ...": an order for every such time
+    request: bool = False  # asked as a question ("Could you stop ...?"): an order only if lasting
 
 
 # --- cutting ----------------------------------------------------------------------------------
@@ -64,32 +65,40 @@ def clauses(text: str) -> Iterator[Clause]:
         if not sentence or W.REPORTED_OPENER.match(sentence):
             continue
         question = sentence.rstrip().endswith("?")
+        standing = bool(W.CONDITION.match(sentence))
         for part in _CLAUSE_CUT.split(sentence):
             label, colon, rest = part.partition(": ")  # not "9:30", not "https://"
             if colon and rest.strip():
                 # "About me: ...", "When you draft emails for me: never promise ...": the label
                 # is read on its own when it is a clause, the rest as what it introduces.
                 if len(label.split()) > 3:
-                    yield from _parts(label, question=False)
+                    yield from _parts(label, question=False, standing=standing)
                 part = rest
-            yield from _parts(part, question)
+            yield from _parts(part, question, standing=standing)
 
 
-def _parts(part: str, question: bool) -> Iterator[Clause]:
+def _parts(part: str, question: bool, *, standing: bool = False) -> Iterator[Clause]:
     pieces = [p.strip(" ,.!?") for p in re.split(r",\s+(?:but\s+|and\s+|so\s+)?", part)]
     pieces = [p for p in pieces if p]
-    hedged = False
+    hedged = request = False
     if question and pieces and part.rstrip().endswith("?"):
         if W.UNSURE_STATEMENT.match(pieces[-1]):
             hedged = True  # "i might get a cat soon??": a statement said unsure, not a question
+        elif W.REQUEST_QUESTION.match(pieces[-1]):
+            request = True  # "Could you stop ending every answer with a question?"
         else:
             pieces = pieces[:-1]  # "Since I'm vegan, what can I cook?": what comes before it
     for index, piece in enumerate(_joined(pieces)):
         subs = re.split(r"\s+(?:but|and|so)\s+(?=(?:now\s+)?(?:i|we|my|our|please)\b)", piece)
         for sub_index, sub in enumerate(subs):
-            clause = _reading(sub, opens=index == 0 and sub_index == 0, hedged=hedged)
+            opens = index == 0 and sub_index == 0
+            clause = _reading(sub, opens=opens, hedged=hedged)
             if clause is not None:
-                yield clause
+                yield replace(
+                    clause,
+                    standing=standing and not opens,
+                    request=request and index == len(pieces) - 1,
+                )
 
 
 def _joined(pieces: list[str]) -> list[str]:
@@ -114,7 +123,7 @@ def _has_subject_or_verb(piece: str) -> bool:
 
 
 def _reading(raw: str, *, opens: bool, hedged: bool) -> Clause | None:
-    text = " ".join(_normalise(read_chat(raw)).split()).strip(" ,.!?")
+    text = " ".join(_normalise(raw).split()).strip(" ,.!?")
     for _ in range(3):  # openers stack: "ok so honestly I think ..."
         lowered = text.lower()
         opener = next((o for o in W.OPENERS if lowered.startswith(o + " ")), None)
@@ -189,7 +198,9 @@ def listed(text: str) -> tuple[list[tuple[str, str]], str]:
                 heading = label.strip()
                 continue
             parts = [part for part in tail.split(",") if part.strip()]
-            if len(parts) >= 3 and not any(_opens_with_verb(part) for part in parts):
+            # A one-word part is a thing named ("drums"), whatever else it could be.
+            verbs = [p for p in parts if len(p.split()) > 1 and _opens_with_verb(p)]
+            if len(parts) >= 3 and not verbs:
                 pairs += [(label.strip(), part.strip(" .")) for part in tail.split(",")]
                 continue
         rest.append(line)
@@ -197,9 +208,12 @@ def listed(text: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def _opens_with_verb(item: str) -> bool:
-    first = item.split()[0].lower()
-    info = lexical(first)
-    return info.vbz or info.vbd or info.gerund or (info.base and not info.noun)
+    """ "hate mornings", "live in Bristol", "got the promotion": a verb opens the item."""
+    words = item.lower().split()
+    info = lexical(words[0])
+    if info.vbz or info.vbd or info.gerund:
+        return True
+    return info.base and (not info.noun or (len(words) > 1 and words[1] not in {"of", "and"}))
 
 
 def _list_heading(label: str) -> bool:
@@ -212,7 +226,13 @@ def _list_heading(label: str) -> bool:
 def _list_item(heading: str, item: str) -> Candidate:
     if W.RULE_HEADING.search(heading):
         return _rule(f"{heading}: {item}")
-    return _rules_fact(f"{heading}: {item}", "personal", CONFIDENCE["stated"], importance=None)
+    if not W.ABOUT_ME_HEADING.search(heading):
+        text = f"{heading}: {item}"  # "Tools I use daily: Raycast"; the guard checks the rest
+    elif _opens_with_verb(item):
+        text = f"I {_lower_first(item)}"  # "About me: - live in Bristol"
+    else:
+        text = f"I am {_lower_first(item)}"  # "About me: - vegan"
+    return _rules_fact(text, "personal", CONFIDENCE["stated"], importance=None)
 
 
 def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Candidate]:
@@ -220,13 +240,13 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
     taken = {t for c in covered for t in _content_words(c.content)}
     said = {c.content.lower() for c in covered}
     found: list[Candidate] = []
-    items, text = listed(strip_reported(text))
+    items, text = listed(read_chat(strip_reported(text)))
     for heading, item in items:
         words = _content_words(item)
         if words and not words & taken:
-            candidate = _list_item(heading, item)
-            found.append(candidate)
-            said.add(candidate.content.lower())
+            listed_item = _list_item(heading, item)
+            found.append(listed_item)
+            said.add(listed_item.content.lower())
     for clause in clauses(text):
         words = _content_words(clause.text)
         if not words or words & taken:
@@ -240,8 +260,12 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
 
 
 def _content_words(text: str) -> set[str]:
-    return {w for w in salient_tokens(text) if w not in W.GENERIC} | {
-        w for w in (x.lower() for x in _WORD.findall(text)) if len(w) > 3 and w not in W.GENERIC
+    """The words that say what a clause is about: numbers and names, and longer words."""
+    return {
+        w
+        for w in (x.lower().strip(".") for x in _WORD.findall(text))
+        if (len(w) > 3 or any(c.isdigit() for c in w) or (len(w) == 3 and w.isalpha()))
+        and w not in W.GENERIC
     }
 
 
@@ -249,8 +273,8 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
     """One clause as a memory, or None when it is nothing to keep."""
     words = _WORD.findall(clause.text)
     lower = [w.lower() for w in words]
-    procedure = _instruction(clause.text, lower)
-    if procedure is not None:
+    procedure = _instruction(clause)
+    if procedure is not None or clause.request:
         return procedure
     if lower[0] in W.QUESTION_STARTS or set(lower) & W.CONVERSATION_WORDS:
         return None
@@ -258,6 +282,11 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
         return _rule(clause.text)  # "Every incident gets a postmortem", "No Friday releases"
     if len(lower) > 2 and lexical(lower[1]).vbz and "me" in lower[2:]:
         return _about_me(clause, lower, now)  # "Cooking relaxes me"
+    lead = W.TIME_LEAD.match(clause.text)
+    if lead and lead.end() < len(clause.text):
+        # "last month I did my first marathon": the time is said first, the subject follows
+        words = _WORD.findall(clause.text[lead.end() :])
+        lower = [w.lower() for w in words]
     subject, at = _subject(words)
     if subject == "other":
         return _about_me(clause, lower, now)
@@ -271,6 +300,10 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
     if verb_at >= len(lower):
         return None
     verb, rest = lower[verb_at], lower[verb_at + 1 :]
+    if subject == "dropped" and verb not in {"is", "are"}:
+        mine = _about_me(clause, lower, now)  # "Spicy food is my weakness"
+        if mine is not None:
+            return mine
     if verb in {"do", "does"} and rest[:1] == ["not"] and len(rest) > 1:
         verb, rest = rest[1], rest[2:]  # "I don't need sugarcoating" reads as "need"
     if subject == "dropped":
@@ -342,6 +375,8 @@ def _progressive(
 def _modal(clause: Clause, modal: str, rest: list[str]) -> Candidate | None:
     if modal in {"might", "may", "could"} and rest and rest[0] not in {"be"} | W.REQUEST_VERBS:
         return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
+    if modal == "would" and rest and rest[0] in W.CHOICE_VERBS:
+        return _fact(clause.text, clause)  # "I'd pick the mountains over the beach"
     if modal == "cannot" and rest and rest[0] in W.CANNOT_HABITS:
         return _fact(clause.text, clause)  # "can't do spicy food", "can't stand olives"
     return None
@@ -356,6 +391,9 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     diary = clause.opens_sentence and not (info.base or info.adj) and verb not in W.STATIVE_PAST
     if info.vbd and diary and meaningful:
         return _episode(f"I {_lower_first(clause.text)}", now)
+    if verb in W.LIFE_CHANGES and rest:
+        # "maybe moving to Lisbon next year"
+        return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
     if verb in W.DROPPED_I_AM:
         return _fact(f"I am {_lower_first(clause.text)}", clause)
     if verb in {"fav", "favourite", "favorite"}:
@@ -372,12 +410,18 @@ def _about_me(clause: Clause, lower: list[str], now: datetime) -> Candidate | No
     about_me = "me" in lower[1:] and not lower[0].endswith("ly")
     if about_me and (any(lexical(w).vbz for w in lower[1:4]) or "=" in clause.text):
         return _fact(clause.text, clause)
+    # "Spicy food is my weakness", "Horror movies aren't really my thing"
+    copula = next((i for i, w in enumerate(lower[:5]) if w in {"is", "are"}), None)
+    if copula and "my" in lower[copula + 1 : copula + 4] and lower[0] not in W.NOT_SUBJECTS:
+        return _fact(clause.text, clause)
     return None
 
 
 def _passing(complement: list[str]) -> bool:
     """ "I'm so tired", "I'm not 100% sure": a state of the moment."""
     head = [w for w in complement[:3] if w not in W.INTENSIFIERS]
+    if W.PASSING_PHRASES.match(" ".join(complement)):
+        return True
     return bool(head) and (head[0] in W.PASSING_STATES or "sure" in head)
 
 
@@ -392,8 +436,8 @@ def _rule(text: str) -> Candidate:
     )
 
 
-def _instruction(text: str, lower: list[str]) -> Candidate | None:
-    body = text
+def _instruction(clause: Clause) -> Candidate | None:
+    body = clause.text
     for opener in W.INSTRUCTION_OPENERS:
         if body.lower().startswith(opener + " "):
             body = body[len(opener) :].strip(" ,")
@@ -402,11 +446,16 @@ def _instruction(text: str, lower: list[str]) -> Candidate | None:
         return None
     first = body_lower[0]
     lasting = (
-        bool(W.LASTING.search(body))
+        clause.standing
+        or bool(W.LASTING.search(body))
         or first in W.LASTING_STARTS
         or body_lower[:2] == ["do", "not"]  # "Don't explain basic Python to me"
     )
-    about_reply = bool(W.ABOUT_REPLY.search(body))
+    # "Be gentle with me", "be sarcastic": how to talk, whatever the adjective.
+    manner = first == "be" and len(body_lower) > 1 and lexical(body_lower[1]).adj
+    about_reply = manner or bool(W.ABOUT_REPLY.search(body))
+    if clause.request and not lasting:
+        return None  # "Can you explain X?" asks once
     verb_first = lexical(first).base and not lexical(first).vbd and first not in W.NOT_IMPERATIVE
     # "Tea, never coffee": a noun before a comma opens no order.
     imperative = first in W.LASTING_STARTS or (verb_first and not body.split()[0].endswith(","))
@@ -415,7 +464,7 @@ def _instruction(text: str, lower: list[str]) -> Candidate | None:
     if not lasting and W.TASK_OBJECT.match(body):
         return None  # "Write me a diary entry", "Draft an outline for a talk": one task
     subtype = "behavioral" if about_reply else "constraint"
-    content = _sentence_case(body)
+    content = _sentence_case(_third_person(body, plural_we=True))
     return _candidate(
         "procedure",
         content,
@@ -427,6 +476,30 @@ def _instruction(text: str, lower: list[str]) -> Candidate | None:
 
 
 # --- candidates -------------------------------------------------------------------------------
+def refine(candidates: list[Candidate]) -> list[Candidate]:
+    """A preference about the assistant's replies is an order on how to talk, not a fact:
+    "I prefer short answers with bullet points", "I like it when you give me examples"."""
+    return [_as_behavioral(c) if _about_replies(c) else c for c in candidates]
+
+
+def _about_replies(candidate: Candidate) -> bool:
+    return (
+        candidate.kind == "fact"
+        and not candidate.slot
+        and bool(W.REPLY_PREFERENCE.match(candidate.content))
+    )
+
+
+def _as_behavioral(candidate: Candidate) -> Candidate:
+    return replace(
+        candidate,
+        kind="procedure",
+        procedure_subtype="behavioral",
+        tags=["behavioral"],
+        importance=max(candidate.importance, 0.7),
+    )
+
+
 def _fact(text: str, clause: Clause, *, confidence: float | None = None) -> Candidate:
     level = confidence or (CONFIDENCE["speculative"] if clause.hedged else CONFIDENCE["stated"])
     return _rules_fact(text, "personal", level, importance=None)

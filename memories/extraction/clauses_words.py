@@ -46,8 +46,6 @@ OPENERS = (
     "hello",
     "heya",
     "sorry",
-    "no",
-    "nah",
     "wait no",
     "wait",
     "scratch that",
@@ -95,7 +93,7 @@ CONTINUATIONS = _words("mostly mainly especially esp usually often sometimes whi
 SUBJECTS = _words("i we my our me you he she they it this that there")
 # Never the user as a subject.
 NOT_SUBJECTS = _words(
-    """you he she they it this that there these those his her their your someone somebody
+    """you he she they it this that there here these those his her their your someone somebody
     everyone everybody people what which who why how when where the a an"""
 )
 QUESTION_STARTS = _words(
@@ -117,7 +115,8 @@ FINITE_BE_HAVE = _words("is are was were has have had am")
 # "I need help", "I want to know": a request now, not a fact.
 REQUEST_VERBS = _words("need want wonder wish hope try let")
 REQUEST_PROGRESSIVES = _words(
-    "looking trying wondering asking writing reading thinking working planning going"
+    """looking trying wondering asking writing reading thinking working planning going searching
+    hoping waiting preparing getting"""
 )
 DISCOURSE_VERBS = _words(
     """think guess mean see agree understand know suppose believe feel remember forgot forget
@@ -135,6 +134,12 @@ PASSING_STATES = _words(
     sorry annoyed confused cold hot late stuck lost frustrated grumpy nervous worried ready done
     back here fine ok okay good great home off out away free sure kidding joking curious going about
     trying looking wondering just"""
+)
+# A passing situation said as "I'm <phrase>" ("I'm on holiday until Monday").
+PASSING_PHRASES = re.compile(
+    r"^(?:on (?:holiday|vacation|leave|my way|the phone|a call|(?:a )?break|my phone)"
+    r"|out of (?:office|town|the office)|away (?:this|next|until)|in a (?:meeting|hurry|rush))\b",
+    re.IGNORECASE,
 )
 # Object pronouns whose meaning is in another sentence.
 REFERRING = _words("it that this them there")
@@ -154,6 +159,8 @@ GENERIC = _words(
 # --- instructions to the assistant -----------------------------------------------------------
 INSTRUCTION_OPENERS = (
     "please",
+    "just",
+    "feel free to",
     "kindly",
     "can you",
     "could you",
@@ -170,7 +177,7 @@ INSTRUCTION_OPENERS = (
 # An instruction that lasts beyond this reply.
 LASTING = re.compile(
     r"\b(?:always|never|every time|each time|from now on|again|any ?more|whenever|when you"
-    r"|in general|unless|all (?:my|our|the)|by default|stop|no need to"
+    r"|in general|unless|all (?:my|our|the) (?!way\b|time\b)|by default|stop|no need to"
     r"|(?:everything|anything|any \w+|all \w+) you (?:write|send|draft|make|give))\b",
     re.IGNORECASE,
 )
@@ -181,7 +188,8 @@ ABOUT_REPLY = re.compile(
     r"|call me|address me|emojis?|bullet(?: points)?|tone|formal|informal|casual|concise|brief"
     r"|short|slowly|step by step|step after step|tl;?dr|details|swear\w*|sorry|apologi\w+"
     r"|gentle|remind me|grams|metric|imperial|spelling|english|spanish|french|german|italian"
-    r"|portuguese|dutch|polish|markdown|jargon|examples?|dates|times|units"
+    r"|portuguese|dutch|polish|markdown|jargon|examples?|dates|times|units|exclamation marks?"
+    r"|punctuation|capital letters|caps|headings?"
     r"|(?:everything|anything|any \w+) you (?:write|send|draft|give))\b",
     re.IGNORECASE,
 )
@@ -209,12 +217,35 @@ IMPERSONAL_RULE = re.compile(
     r"|is not allowed|are not allowed|is forbidden|are forbidden)\s+\S)",
     re.IGNORECASE,
 )
+# A sentence that sets a condition for what follows ("When I ask for code, just give me ...").
+CONDITION = re.compile(r"^(?:when|whenever|if|every time)\s+(?:i|you|we)\b", re.IGNORECASE)
+# A question that is really an order ("Could you stop ...?"); kept only when it lasts.
+REQUEST_QUESTION = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\b(?:\s+please)?", re.I)
+# "I'd pick", "I'd rather", "I'd choose": a preference.
+CHOICE_VERBS = _words("pick choose take rather prefer go")
+# A fact that is a preference about the assistant's replies.
+REPLY_PREFERENCE = re.compile(
+    r"^The user (?:really |much |generally |usually )?(?:prefers|likes|loves|hates|wants|needs"
+    r"|appreciates|would prefer|would like)\b.*\b(?:you|answers?|replies|responses?|examples?"
+    r"|explanations?|bullet points?|summar(?:y|ies)|format|tone)\b",
+    re.IGNORECASE,
+)
+# A time said before the subject ("last month I did ...", "on Tuesday we shipped ...").
+TIME_LEAD = re.compile(
+    r"^(?:(?:last|this|next)\s+(?:week|month|year|weekend|night|summer|winter|spring|autumn|fall"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|tonight"
+    r"|this morning|earlier today|recently|on\s+\w+day|in\s+\d{4}|in\s+[A-Z][a-z]+"
+    r"|\w+\s+(?:days|weeks|months|years)\s+ago)\s*,?\s+(?=(?:i|we|my|our)\b)",
+    re.IGNORECASE,
+)
 # A list heading that introduces rules ("Rules for my calendar:", "Security requirements:").
 RULE_HEADING = re.compile(
     r"\b(?:rules?|requirements?|constraints?|polic(?:y|ies)|guidelines?|don'?ts|never)\b", re.I
 )
 # A list heading about the user's own things ("I speak:", "Tools I use daily:", "My stack:").
 MINE = _words("i my me we our mine about")
+# A heading about the user as a person ("About me:", "Things to know about me:", "Me:").
+ABOUT_ME_HEADING = re.compile(r"\b(?:about me|me|myself)\s*$", re.IGNORECASE)
 # A heading that introduces news or context, not a list of the user's things ("Here's my week:").
 NEWS_HEADING = re.compile(r"^(?:here'?s|here is|update|news|heads-up|quick context)\b", re.I)
 # Groups whose habits are rules ("My team never deploys on Fridays").

@@ -246,7 +246,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     merged = _merge(found, classified)
     if not chat.has_model and source.role == "user":
         # The offline rules' second pass: statements no rule recognised, read by structure.
-        merged += clauses.propose(text, merged, timezone.now())
+        merged = clauses.refine(merged + clauses.propose(text, merged, timezone.now()))
     candidates, dropped = _by_retention(merged)
     verdicts += dropped
     reason = injection_reason(source.text, source)

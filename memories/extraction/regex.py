@@ -82,6 +82,7 @@ _LAST_WORD = re.compile(r"(\S+)$")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]?")
 
 
+@lru_cache(maxsize=256)
 def _prepare(text: str) -> str:
     text = strip_reported(strip_recalled(text))
     text = text.replace("\u2019", "'").replace("\u2018", "'")
@@ -755,7 +756,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("from", " in "),
             rf"(?:^|,\s*|{_I_AM}\s+(?:an?|the)\s+)(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_HEADS})"
-            r"\s+(?:from|in)\s+(?=[A-Z])",
+            r"\s+in\s+(?=[A-Z])",  # "from X" is where the user comes from ("I'm Ada from Paris")
             _parse_location,
         ),
         # email, phone, pronouns, birthday
@@ -1051,7 +1052,7 @@ def _intro_hits(text: str, named: bool) -> list[_Hit]:
     """Slots read piece by piece when ``text`` is an introduction (see above), else []."""
     body = _INTRO_MARK.sub("", text, count=1)
     raw = [p.strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
-    raw = [p for p in raw if p]
+    raw = [p for p in raw if p and not _GREETING_ONLY.match(p)]
     if raw and _I_AM_NAME.match(raw[0]):
         named = True
     opens_with_role = bool(raw) and any(
@@ -1079,6 +1080,8 @@ _I_AM_NAME = re.compile(
     r"(?P<value>[A-Z][\w\u00c0-\u024f]+|[a-z]+)$",
     re.IGNORECASE,
 )
+_GREETING_ONLY = re.compile(rf"^(?:{W.GREETINGS}|he+y+a*|hi+|hiya)$", re.IGNORECASE)
+_FINITE = frozenset(["is", "are", "was", "were", "has", "have", "had"])
 # Verbs that can open a piece and still say where the user is ("living in Leeds").
 _WHERE_VERBS = frozenset(
     [
@@ -1118,9 +1121,13 @@ def _piece_hits(piece: str, earlier: list[_Hit], *, named: bool) -> list[_Hit]:
         studies = any(word in W.STUDY_ROLES for word in piece.lower().split())
         if at and (hits or at.start() == 0) and not studies:
             hits += _parse_employer(piece, at)
-    first = piece.split()[0].lower()
-    if first not in _WHERE_VERBS and lexical(first).verb and not lexical(first).noun:
-        return hits  # "writing a story set in Paris": an activity, not where the user is
+    words = piece.lower().split()
+    first = words[0]
+    opening = lexical(first)
+    activity = first not in _WHERE_VERBS and opening.verb and (opening.gerund or not opening.noun)
+    stated = any(w in _FINITE for w in words[1:])
+    if activity or stated:
+        return hits  # "writing a story set in Paris", "My novel is set in Rome": not a home
     for located in _IN_PIECE.finditer(piece):
         found = _parse_location(piece, located)
         if found:

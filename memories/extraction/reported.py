@@ -25,6 +25,7 @@ she lives in Rome") is left to the third-person checks of each stage.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _FRAME_WORDS = (
     r"say|says|said|saying|write|writes|wrote|writing|written|translate|translates|translated|"
@@ -56,6 +57,7 @@ _RETRACTION = re.compile(
 )
 
 
+@lru_cache(maxsize=512)
 def reported_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every reported span of ``text``, merged, in order."""
     spans: list[tuple[int, int]] = []
@@ -83,6 +85,7 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+@lru_cache(maxsize=512)
 def strip_reported(text: str) -> str:
     """``text`` with every reported span replaced by a sentence break, so the clauses
     around a span are never glued into one."""

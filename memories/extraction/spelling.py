@@ -19,26 +19,31 @@ from functools import lru_cache
 
 from memories.extraction.sentences import is_known_word
 
-# A whole token only: "r" in "priya.r@example.com" is no "are", "u" in "u/spez" no "you".
+# A whole token only ("r" in "priya.r@example.com" is no "are"), and lower case only, or
+# capitalised at most: "Ive" in "Jony Ive" and "Ur" in "the ruins of Ur" are names.
 _CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(rf"(?<![\w.@/'-]){pattern}(?![\w.@/'-])", re.IGNORECASE), replacement)
+    (re.compile(rf"(?<![\w.@/'-])(?:{pattern})(?![\w.@/'-])"), replacement)
     for pattern, replacement in (
         (r"i", "I"),
-        (r"im", "I'm"),
+        (r"[iI]m", "I'm"),
         (r"ive", "I've"),
         (r"id(?=\s+(?:like|love|prefer|rather)\b)", "I'd"),
         (r"u", "you"),
         (r"ur", "your"),
         (r"r", "are"),
-        (r"pls|plz", "please"),
-        (r"(do|does|did|is|are|was|were|have|has|could|would|should)nt", r"\1n't"),
-        (r"cant", "can't"),
-        (r"wont", "won't"),
+        (r"[pP]ls|[pP]lz", "please"),
+        (
+            r"([dD]o|[dD]oes|[dD]id|[iI]s|[aA]re|[wW]as|[wW]ere|[hH]ave|[hH]as|[cC]ould|[wW]ould"
+            r"|[sS]hould)nt",
+            r"\1n't",
+        ),
+        (r"[cC]ant", "can't"),
+        (r"[wW]ont", "won't"),
         (r"gonna", "going to"),
         (r"wanna", "want to"),
         (r"yrs", "years"),
-        (r"bday", "birthday"),
-        (r"fav|fave", "favourite"),
+        (r"[bB]day", "birthday"),
+        (r"[fF]av|[fF]ave", "favourite"),
     )
 )
 _WITH = re.compile(r"(?<![\w/])w/\s*", re.IGNORECASE)
@@ -83,7 +88,8 @@ TRIGGERS = frozenset(
         "because",
     ]
 )
-_TOKEN = re.compile(r"[A-Za-z]+")
+# A plain word, not part of an email, URL, path or identifier ("liev.wrk@example.com").
+_TOKEN = re.compile(r"(?<![\w.@/:+-])[A-Za-z]+(?![\w@/:+-]|\.\w)")
 
 
 def read_chat(text: str) -> str:
