@@ -190,6 +190,13 @@ _DAY_MONTH = re.compile(
     rf"^(?:on\s+)?(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_NAMES})$"
 )
 _WEEKDAY = re.compile(rf"^(?:last\s+|on\s+)?({_WEEKDAYS})$")
+# A full date: "on 3 March 2024", "March 3, 2024".
+_MONTH_DAY_YEAR = re.compile(
+    rf"^(?:on\s+)?({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})$"
+)
+_DAY_MONTH_YEAR = re.compile(
+    rf"^(?:on\s+)?(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_NAMES}),?\s+(\d{{4}})$"
+)
 _TAG_WORD = re.compile(r"[^a-z0-9-]+")
 
 
@@ -317,6 +324,12 @@ def resolve_time_hint(hint: str, now: datetime) -> datetime | None:
     match = _WEEKDAY.match(text)
     if match:  # "on Friday" in a past-tense sentence: the most recent Friday
         return _previous_weekday(now, match.group(1))
+    match = _MONTH_DAY_YEAR.match(text)
+    if match:
+        return _full_date(now, int(match.group(3)), match.group(1), int(match.group(2)))
+    match = _DAY_MONTH_YEAR.match(text)
+    if match:
+        return _full_date(now, int(match.group(3)), match.group(2), int(match.group(1)))
     match = _MONTH_DAY.match(text)
     if match:
         return _past_date(now, match.group(1), int(match.group(2)))
@@ -377,6 +390,15 @@ def _previous_weekday(now: datetime, name: str) -> datetime:
     target = list(calendar.day_name).index(name.capitalize())
     back = (now.weekday() - target) % 7 or 7  # "last Monday" on a Monday is a week ago
     return now - timedelta(days=back)
+
+
+def _full_date(now: datetime, year: int, month_name: str, day: int) -> datetime | None:
+    """A date the user wrote out in full, at the same time of day as ``now``; None if no
+    such day exists ("31 February 2024")."""
+    month = _month_number(month_name)
+    if not 1 <= year <= 9999 or day > calendar.monthrange(year, month)[1] or day < 1:
+        return None
+    return now.replace(year=year, month=month, day=day)
 
 
 def _past_date(now: datetime, month_name: str, day: int) -> datetime | None:

@@ -407,6 +407,11 @@ def _lower_first(text: str) -> str:
 
 def _about_me(clause: Clause, lower: list[str], now: datetime) -> Candidate | None:
     """ "Cooking relaxes me", "rainy days + a good book = perfect day for me"."""
+    if len(lower) > 2 and lower[1] in W.PERCEPTION_VERBS and lower[0] not in W.NOT_SUBJECTS:
+        # "cilantro tastes like soap": the user's own sense of a thing
+        return _rules_fact(
+            f"I think {clause.text}", "preference", CONFIDENCE["stated"], importance=None
+        )
     about_me = "me" in lower[1:] and not lower[0].endswith("ly")
     if about_me and (any(lexical(w).vbz for w in lower[1:4]) or "=" in clause.text):
         return _fact(clause.text, clause)
@@ -479,7 +484,19 @@ def _instruction(clause: Clause) -> Candidate | None:
 def refine(candidates: list[Candidate]) -> list[Candidate]:
     """A preference about the assistant's replies is an order on how to talk, not a fact:
     "I prefer short answers with bullet points", "I like it when you give me examples"."""
-    return [_as_behavioral(c) if _about_replies(c) else c for c in candidates]
+    return [
+        _as_behavioral(c) if _about_replies(c) else _as_constraint(c) if _team_rule(c) else c
+        for c in candidates
+    ]
+
+
+def _team_rule(candidate: Candidate) -> bool:
+    """ "We don't use ORMs here, raw SQL only": what a team never, only or always does is a rule."""
+    return (
+        candidate.kind == "fact"
+        and not candidate.slot
+        and bool(W.TEAM_RULE_FACT.match(candidate.content))
+    )
 
 
 def _about_replies(candidate: Candidate) -> bool:
@@ -487,6 +504,16 @@ def _about_replies(candidate: Candidate) -> bool:
         candidate.kind == "fact"
         and not candidate.slot
         and bool(W.REPLY_PREFERENCE.match(candidate.content))
+    )
+
+
+def _as_constraint(candidate: Candidate) -> Candidate:
+    return replace(
+        candidate,
+        kind="procedure",
+        procedure_subtype="constraint",
+        tags=["constraint"],
+        importance=max(candidate.importance, 0.85),
     )
 
 

@@ -238,6 +238,14 @@ TIME_LEAD = re.compile(
     r"|\w+\s+(?:days|weeks|months|years)\s+ago)\s*,?\s+(?=(?:i|we|my|our)\b)",
     re.IGNORECASE,
 )
+# "cilantro tastes like soap": how a thing strikes the user.
+PERCEPTION_VERBS = _words("tastes smells sounds feels looks")
+# A team's habit said as a rule ("The user's team does not use ORMs, raw SQL only").
+TEAM_RULE_FACT = re.compile(
+    r"^The user's team (?:\w+ )?(?:does not|do not|never|only|always|must|cannot)\b"
+    r"|^The user's team .*\bonly\b",
+    re.IGNORECASE,
+)
 # A list heading that introduces rules ("Rules for my calendar:", "Security requirements:").
 RULE_HEADING = re.compile(
     r"\b(?:rules?|requirements?|constraints?|polic(?:y|ies)|guidelines?|don'?ts|never)\b", re.I

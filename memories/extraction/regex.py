@@ -732,7 +732,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("with", "been at"),
-            rf"(?:{_I_AM}|\bI(?:'ve|\s+have)\s+been)\s+{_ADV}(?:with|at)\s+(?=[A-Z])",
+            rf"(?:{_I_AM}|\bI(?:'ve|\s+have)\s+been|^{_ADV}been)\s+{_ADV}(?:with|at)\s+(?=[A-Z])",
             _parse_employer,
         ),
         (
@@ -1051,7 +1051,7 @@ _PLACE_PIECE = re.compile(r"^(?=[A-Z][\w\u00c0-\u024f]+(?:\s+[A-Z][\w\u00c0-\u02
 def _intro_hits(text: str, named: bool) -> list[_Hit]:
     """Slots read piece by piece when ``text`` is an introduction (see above), else []."""
     body = _INTRO_MARK.sub("", text, count=1)
-    raw = [p.strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
+    raw = [_LIST_MARK.sub("", p).strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
     raw = [p for p in raw if p and not _GREETING_ONLY.match(p)]
     if raw and _I_AM_NAME.match(raw[0]):
         named = True
@@ -1080,6 +1080,7 @@ _I_AM_NAME = re.compile(
     r"(?P<value>[A-Z][\w\u00c0-\u024f]+|[a-z]+)$",
     re.IGNORECASE,
 )
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
 _GREETING_ONLY = re.compile(rf"^(?:{W.GREETINGS}|he+y+a*|hi+|hiya)$", re.IGNORECASE)
 _FINITE = frozenset(["is", "are", "was", "were", "has", "have", "had"])
 # Verbs that can open a piece and still say where the user is ("living in Leeds").
@@ -1119,7 +1120,8 @@ def _piece_hits(piece: str, earlier: list[_Hit], *, named: bool) -> list[_Hit]:
     if not any(h.slot == "employer" for h in hits):
         at = _AT_PIECE.search(piece)
         studies = any(word in W.STUDY_ROLES for word in piece.lower().split())
-        if at and (hits or at.start() == 0) and not studies:
+        short = at is not None and len(piece[: at.start()].split()) <= 2
+        if at and (hits or at.start() == 0 or short) and not studies:
             hits += _parse_employer(piece, at)
     words = piece.lower().split()
     first = words[0]

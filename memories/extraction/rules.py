@@ -170,6 +170,8 @@ def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
     first = items[0]
     heading = lines[first - 1].strip() if first > 0 and lines[first - 1].strip() else ""
     steps = [m.group(1).strip().rstrip(".;") for _, m in matches]
+    if _ERRANDS.search(heading):
+        return None, text  # a to-do or shopping list: errands for now, not a way of working
     if not (_PROCESS_HEADING.search(heading) or are_steps(steps)):
         return None, text  # "I speak: Spanish, English": items, each read on its own
     body = "; ".join(steps)
@@ -352,6 +354,9 @@ def _is_step_list(text: str) -> bool:
     return commas >= 3 and are_steps(text.split(","))
 
 
+_ERRANDS = re.compile(
+    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders)\b", re.I
+)
 # A heading that names a way of doing something: "How I do laundry:", "Deploy flow for X:".
 _PROCESS_HEADING = re.compile(
     rf"\b(?:how (?:i|we|to)|{W.WORKFLOW_NOUNS}|flow|every (?:day|morning|evening|week|month"
