@@ -35,6 +35,7 @@ from datetime import datetime
 
 from memories.extraction import clauses_words as W
 from memories.extraction.classify import find_time_hint, resolve_time_hint
+from memories.extraction.regex import introduction_rest
 from memories.extraction.reported import strip_reported
 from memories.extraction.rules import _candidate, _normalise, _sentence_case, _third_person
 from memories.extraction.rules import _fact as _rules_fact
@@ -201,7 +202,7 @@ def listed(text: str) -> tuple[list[tuple[str, str]], str]:
             # A one-word part is a thing named ("drums"), whatever else it could be.
             verbs = [p for p in parts if len(p.split()) > 1 and _opens_with_verb(p)]
             if len(parts) >= 3 and not verbs:
-                pairs += [(label.strip(), part.strip(" .")) for part in tail.split(",")]
+                pairs += [(label.strip(), _ITEM_AND.sub("", p).strip(" .")) for p in parts]
                 continue
         rest.append(line)
     return [(h, i) for h, i in pairs if i], "\n".join(rest)
@@ -211,23 +212,36 @@ def _opens_with_verb(item: str) -> bool:
     """ "hate mornings", "live in Bristol", "got the promotion": a verb opens the item."""
     words = item.lower().split()
     info = lexical(words[0])
+    if info.adj:
+        return False  # "long walks", "old jazz records"
     if info.vbz or info.vbd or info.gerund:
         return True
     return info.base and (not info.noun or (len(words) > 1 and words[1] not in {"of", "and"}))
+
+
+_ITEM_AND = re.compile(r"^\s*(?:and|or)\s+", re.IGNORECASE)
 
 
 def _list_heading(label: str) -> bool:
     words = label.lower().split()
     if W.NEWS_HEADING.match(label.strip()):
         return False
-    return 0 < len(words) <= 6 and bool(W.RULE_HEADING.search(label) or set(words) & W.MINE)
+    wanted = W.RULE_HEADING.search(label) or W.REPLY_HEADING.search(label) or set(words) & W.MINE
+    return 0 < len(words) <= 6 and bool(wanted)
 
 
 def _list_item(heading: str, item: str) -> Candidate:
     if W.RULE_HEADING.search(heading):
         return _rule(f"{heading}: {item}")
-    if not W.ABOUT_ME_HEADING.search(heading):
+    if W.REPLY_HEADING.search(heading):
+        return _as_behavioral(_rule(f"{heading}: {item}"))  # "How I like my answers: - short"
+    if re.match(r"^(?:my|our)\s+[\w-]+$", heading, re.IGNORECASE):
+        # "My allergies: peanuts, shellfish" -> "My allergies include peanuts"
+        text = f"{heading} include {item}"
+    elif not W.ABOUT_ME_HEADING.search(heading):
         text = f"{heading}: {item}"  # "Tools I use daily: Raycast"; the guard checks the rest
+    elif re.match(r"^(?:\d+|a|an|one|two|three|four|five|six)\s", item, re.IGNORECASE):
+        text = f"I have {_lower_first(item)}"  # "two teenage daughters"
     elif _opens_with_verb(item):
         text = f"I {_lower_first(item)}"  # "About me: - live in Bristol"
     else:
@@ -241,6 +255,7 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
     said = {c.content.lower() for c in covered}
     found: list[Candidate] = []
     items, text = listed(read_chat(strip_reported(text)))
+    items += [("About me", piece) for piece in introduction_rest(text)]
     for heading, item in items:
         words = _content_words(item)
         if words and not words & taken:
@@ -292,6 +307,8 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
         return _about_me(clause, lower, now)
     if "it" in lower or (lower[at : at + 2] and set(lower[at + 1 : at + 2]) & W.REFERRING):
         return None  # "I take it every morning": what "it" is lies elsewhere
+    if subject == "own" and set(lower[1:at]) & W.FICTION_NOUNS:
+        return None  # "My D&D character is Thistle": a story, not the user
     if subject == "own" and lower[at] in W.REPORTING_VERBS:
         return None  # "My GP says ...": someone else's words
     if subject == "own" and lower[1] in W.GROUPS and W.RULE_WORDS.search(clause.text):
@@ -344,6 +361,8 @@ def _statement(
         return _episode(text, now)  # "knit", "read", "quit" are past only with a time
     if subject == "team" and W.RULE_WORDS.search(text):
         return _rule(text)  # "We never deploy on Fridays", "We support only Postgres 15+"
+    if verb in W.EVENT_PRESENT and W.DATED.search(text):
+        return _episode(text, now)  # "In October I start my new job", "we expect a baby in June"
     if info.vbz or info.base or info.verb:
         if subject == "team" and not (info.base or info.vbz):
             return None
@@ -363,6 +382,8 @@ def _progressive(
 ) -> Candidate | None:
     """ "I'm moving to Canada in June" (a plan), "I'm flying to Tokyo on March 12" (an event),
     "I'm recovering from long Covid" (a state); "I'm practicing", "I'm looking for" say nothing."""
+    if complement[:2] == ["going", "to"] and len(complement) > 2:
+        return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])  # a plan
     if complement[0] in W.REQUEST_PROGRESSIVES or len(complement) < 2:
         return None
     if complement[0] in W.LIFE_CHANGES:
@@ -375,6 +396,8 @@ def _progressive(
 def _modal(clause: Clause, modal: str, rest: list[str]) -> Candidate | None:
     if modal in {"might", "may", "could"} and rest and rest[0] not in {"be"} | W.REQUEST_VERBS:
         return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
+    if modal == "will" and rest[:1] and rest[0] in {"likely", "probably", "maybe"}:
+        return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])  # "will likely move"
     if modal == "would" and rest and rest[0] in W.CHOICE_VERBS:
         return _fact(clause.text, clause)  # "I'd pick the mountains over the beach"
     if modal == "cannot" and rest and rest[0] in W.CANNOT_HABITS:
@@ -394,6 +417,8 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     if verb in W.LIFE_CHANGES and rest:
         # "maybe moving to Lisbon next year"
         return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
+    if verb == "into" and len(rest) >= 2:
+        return _fact(f"I am {_lower_first(clause.text)}", clause)  # "Into bouldering and synths"
     if verb in W.DROPPED_I_AM:
         return _fact(f"I am {_lower_first(clause.text)}", clause)
     if verb in {"fav", "favourite", "favorite"}:
@@ -487,6 +512,7 @@ def refine(candidates: list[Candidate]) -> list[Candidate]:
     return [
         _as_behavioral(c) if _about_replies(c) else _as_constraint(c) if _team_rule(c) else c
         for c in candidates
+        if not (c.kind == "procedure" and W.CREATIVE_TASK.match(c.content))
     ]
 
 

@@ -60,13 +60,17 @@ OPENERS = (
     "perhaps",
     "i am not sure but",
     "not sure but",
+    "oops",
+    "meant",
+    "i meant",
 )
 HEDGE_OPENERS = frozenset(
     {"i think", "i guess", "i believe", "probably", "maybe", "possibly", "perhaps"}
     | {"i am not sure but", "not sure but"}
 )
 HEDGE_WORDS = re.compile(
-    r"\b(?:might|maybe|perhaps|possibly|not sure|not 100%|we'll see|we will see|i think)\b",
+    r"\b(?:might|maybe|perhaps|possibly|not sure|not 100%|we'll see|we will see|i think"
+    r"|leaning towards|kinda|sort of|considering|still discussing|undecided)\b",
     re.IGNORECASE,
 )
 # A subordinate opener that states a fact about the user, and the main clause it stands for.
@@ -77,6 +81,7 @@ SUBORDINATE_OPENERS: tuple[tuple[str, str], ...] = (
     ("now that", ""),
     ("because", ""),
     ("as someone who", "I"),
+    ("as someone with", "I have"),
     ("as a", "I am a"),
     ("as an", "I am an"),
     ("as the", "I am the"),
@@ -87,7 +92,11 @@ SUBORDINATE_OPENERS: tuple[tuple[str, str], ...] = (
 # A sentence that reports what someone else said ("According to my manager, ...").
 REPORTED_OPENER = re.compile(r"^(?:according to|apparently|rumou?r (?:is|has it))\b", re.I)
 # A sentence ending in "?" that is a statement said unsure ("i might get a cat soon??").
-UNSURE_STATEMENT = re.compile(r"^(?:i|im|i'm|we|my|our)\s+(?!\w+\s+you\b)", re.I)
+UNSURE_STATEMENT = re.compile(
+    r"^(?:i|im|i'm|we|my|our)\s+(?:am\s+|'m\s+)?(?:might|may|could|think|probably|maybe|guess"
+    r"|should|will)\b",
+    re.I,
+)
 # A piece that starts with one of these continues the statement before it.
 CONTINUATIONS = _words("mostly mainly especially esp usually often sometimes which who")
 SUBJECTS = _words("i we my our me you he she they it this that there")
@@ -213,6 +222,8 @@ IMPERSONAL_RULE = re.compile(
     r"(?:gets|get|must|needs|need|requires|require|has to|have to|should)\b"
     r"|no\s+(?!one\b|idea\b|need\b|problem\b|worries\b|thanks\b)[\w-]+(?:\s+[\w-]+)*\s+"
     r"(?:before|after|on|in|for|during|without|at|over|under)\s+\S"
+    r"|(?:the\s+)?(?:budget|limit|cap)\b[^.]{0,40}?\b(?:max(?:imum)?|at most|under|below"
+    r"|no more than|up to)\s+\d"
     r"|[\w-]+(?:\s+[\w-]+){0,3}\s+(?:must|must not|requires|is required|are required"
     r"|is not allowed|are not allowed|is forbidden|are forbidden)\s+\S)",
     re.IGNORECASE,
@@ -244,6 +255,29 @@ PERCEPTION_VERBS = _words("tastes smells sounds feels looks")
 TEAM_RULE_FACT = re.compile(
     r"^The user's team (?:\w+ )?(?:does not|do not|never|only|always|must|cannot)\b"
     r"|^The user's team .*\bonly\b",
+    re.IGNORECASE,
+)
+# A list heading about how the assistant should answer ("How I like my answers:").
+REPLY_HEADING = re.compile(
+    r"\b(?:answers?|replies|responses?|how (?:to|you) (?:talk|write|reply|answer))\b", re.I
+)
+# Nouns that make "my X" a story, not the user ("My D&D character is Thistle").
+FICTION_NOUNS = _words("character characters avatar oc persona protagonist hero villain")
+# Present-tense verbs that name an event when a date comes with them.
+EVENT_PRESENT = _words(
+    "start starts begin begins join joins move moves leave leaves fly flies expect expects"
+    " arrive arrives graduate graduates retire retires marry"
+)
+DATED = re.compile(
+    r"\b(?:in|on|next|this)\s+(?:january|february|march|april|may|june|july|august|september"
+    r"|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week"
+    r"|month|year|spring|summer|autumn|fall|winter)\b|\bon the \d{1,2}(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
+# A one-off creative task, never a standing order ("Write a short story where I'm a dragon").
+CREATIVE_TASK = re.compile(
+    r"^(?:write|draw|compose|make up|create|generate|draft)\s+(?:me\s+)?(?:a|an|some)\s+"
+    r"(?:[\w-]+\s+){0,2}(?:story|poem|limerick|haiku|song|essay|post|letter|email|tweet|joke)\b",
     re.IGNORECASE,
 )
 # A list heading that introduces rules ("Rules for my calendar:", "Security requirements:").

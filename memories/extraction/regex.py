@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import islice
 
@@ -379,7 +379,12 @@ def _role_parser(*, strict: bool) -> Parser:
         head = lowered[-1]
         if any(word in W.NOT_CURRENT or word.startswith("ex-") for word in lowered):
             return []
-        known = head in W.ROLE_HEADS or head in W.ROLE_ACRONYMS
+        known = (
+            head in W.ROLE_HEADS
+            or head in W.ROLE_ACRONYMS
+            or bool(_ROLE_SUFFIX.search(head))  # cardiologist, paediatrician, radiographer
+            or lowered[:2] == ["head", "of"]  # "head of data"
+        )
         if (strict or not det) and not known:
             return []
         if head in W.WORK_AS_BLOCK:
@@ -469,6 +474,15 @@ _FLAGS = re.IGNORECASE
 
 # (needles, pattern, parser): a pattern only runs on sentences (lower-cased) containing one
 # of its needles, which skips most of the regex work on ordinary chat.
+def _less_sure(parser: Parser) -> Parser:
+    """``parser`` at "likely": a reading a plainer statement in the same message overrides."""
+
+    def parse(sentence: str, match: re.Match[str]) -> list[_Hit]:
+        return [replace(h, confidence=CONFIDENCE["likely"]) for h in parser(sentence, match)]
+
+    return parse
+
+
 def _plain_name(sentence: str, match: re.Match[str]) -> list[_Hit]:
     """The name in the ``value`` group as it stands ("Dev here", "im chloe"), title-cased."""
     raw = match.group("value")
@@ -483,6 +497,7 @@ def _plain_name(sentence: str, match: re.Match[str]) -> list[_Hit]:
 
 # Any character of a clause that is not a negation ("I'm not based in Berlin").
 _NOT_NEGATED = r"(?:(?!\bnot\b|\bnever\b|\bno\s+longer\b)[^,.;!?])"
+_ROLE_SUFFIX = re.compile(r"(?:ologist|ician|iatrist|ographer|ometrist|apist)s?$")
 # A known occupation as a regex alternation, longest first: "teacher from Valencia".
 _ROLE_HEADS = "|".join(sorted((re.escape(w) for w in W.ROLE_HEADS), key=len, reverse=True))
 
@@ -654,7 +669,8 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         # accountant", "got promoted to engineering manager", "joined Atlassian as a ..."
         (
             (" like ", " as ", "job of"),
-            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:work|am\s+working|joined|been\s+(?:at|with))\s+"
+            rf"(?:\bI(?:'ve|\s+have)?|\band)\s+{_ADV}(?:work|working|am\s+working|joined"
+            r"|been\s+(?:at|with))\s+"
             r"(?:[^\s,.;:!?]+\s+){0,5}?"
             r"(?:as|like)\s+(?P<det>an?\s+|the\s+)?",
             _role_parser(strict=True),
@@ -757,7 +773,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             ("from", " in "),
             rf"(?:^|,\s*|{_I_AM}\s+(?:an?|the)\s+)(?:[\w-]+\s+){{0,3}}?(?:{_ROLE_HEADS})"
             r"\s+in\s+(?=[A-Z])",  # "from X" is where the user comes from ("I'm Ada from Paris")
-            _parse_location,
+            _less_sure(_parse_location),  # "developer in Allegro" may name the employer
         ),
         # email, phone, pronouns, birthday
         (
@@ -778,13 +794,14 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         ),
         (
             ("@",),
-            r"(?:\b(?:my|me)\b[^.;!?\n@]{0,40}?|\b(?:e-?mail|mail)\s*:\s*)"
+            r"(?:\b(?:my|me)\b[^.;!?\n@]{0,40}?|\b(?:e-?mail|mail)\s*:\s*|\bcontact\s*:[^\n@]{0,40}?)"
             rf"(?P<value>{_EMAIL})",
             _value_parser("email", "The user's email is {value}."),
         ),
         (
-            ("number",),
-            r"\b(?:(?:my|new)\s+)?(?:new\s+)?(?:phone\s+|mobile\s+|cell\s+)?number\s*(?:is|:)\s*"
+            ("number", "contact", "phone", "mobile", "cell"),
+            r"(?:\b(?:(?:my|new)\s+)?(?:new\s+)?(?:phone\s+|mobile\s+|cell\s+)?number\s*(?:is|:)|"
+            r"\b(?:contact|phone|mobile|cell)\s*:)\s*"
             rf"(?P<value>{_PHONE})",
             _value_parser("phone", "The user's phone number is {value}.", check=_valid_phone),
         ),
@@ -812,7 +829,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("birth", "bday", "b-day", "born"),
             r"\b(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|birth\s*date)"
-            r"(?:\s+is|'s|\s+falls)(?:\s+on)?|I\s+was\s+born\s+on)\s+"
+            r"(?:\s+is|'s|\s+falls)(?:\s+on)?|(?:\bI\s+was\s+|^)born(?:\s+on)?)\s+"
             rf"(?P<value>{_DATE})",
             _value_parser("birthday", "The user's birthday is {value}."),
         ),
@@ -1032,7 +1049,9 @@ def _candidate(hit: _Hit) -> Candidate:
 # number is the age, a phrase headed by an occupation the role (and "at X" the employer), "in /
 # from / based in X" or a lone place name the location.
 _INTRO_MARK = re.compile(
-    r"^\W*(?:about me|quick intro|intro|me|profile|bio|background)\b\s*[:\-\u2013\u2014]", re.I
+    r"^\W*(?:about me|quick intro|intro|me(?:\s+in\s+(?:short|brief|a nutshell))?|profile|bio"
+    r"|background|info for you|contact)\b\s*[:\-\u2013\u2014]",
+    re.I,
 )
 _PIECE_CUT = re.compile(r"[,;!?()\n\u2013\u2014]|\.(?:\s|$)|\s-\s|\s+and\s+(?=I\b|I'm\b)")
 _PIECE_LEAD = re.compile(
@@ -1050,6 +1069,54 @@ _PLACE_PIECE = re.compile(r"^(?=[A-Z][\w\u00c0-\u024f]+(?:\s+[A-Z][\w\u00c0-\u02
 
 def _intro_hits(text: str, named: bool) -> list[_Hit]:
     """Slots read piece by piece when ``text`` is an introduction (see above), else []."""
+    return _introduction(text, named)[0]
+
+
+def introduction_rest(text: str) -> list[str]:
+    """The pieces of an introduction that hold no slot ("two teenage daughters", "mad about
+    rugby"): facts about the user the clause reader words as sentences. [] when ``text`` is no
+    introduction."""
+    named = any(c.slot == "name" for c in extract(text))
+    return _introduction(text, named)[1]
+
+
+_NOT_A_DESCRIPTION = frozenset(
+    [
+        "please",
+        "thanks",
+        "thank",
+        "excuse",
+        "sorry",
+        "good",
+        "nice",
+        "hello",
+        "hi",
+        "hey",
+        "some",
+        "so",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "calls",
+        "call",
+        "says",
+        "said",
+    ]
+)
+
+
+def _describes_user(piece: str) -> bool:
+    """ "two teenage daughters", "mad about rugby", "Arsenal fan": a verbless piece about the
+    user, not a pleasantry ("Good afternoon", "Please treat me well") or a clause of its own."""
+    words = [w.lower() for w in re.findall(r"[\w'-]+", piece)]
+    if not 2 <= len(words) <= 6 or set(words) & _NOT_A_DESCRIPTION:
+        return False
+    return not any(lexical(w).vbz or lexical(w).vbd for w in words[1:])
+
+
+def _introduction(text: str, named: bool) -> tuple[list[_Hit], list[str]]:
     body = _INTRO_MARK.sub("", text, count=1)
     raw = [_LIST_MARK.sub("", p).strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
     raw = [p for p in raw if p and not _GREETING_ONLY.match(p)]
@@ -1059,8 +1126,9 @@ def _intro_hits(text: str, named: bool) -> list[_Hit]:
         hit.slot == "role" for hit in _piece_hits(_PIECE_LEAD.sub("", raw[0]), [], named=True)
     )
     if not (named or _INTRO_MARK.match(text) or opens_with_role):
-        return []
+        return [], []
     hits: list[_Hit] = []
+    rest: list[str] = []
     for piece in raw:
         if starts_like_question(piece) or piece.lower().endswith(" here"):
             continue  # questions; "Dev here" is a name, read by the sentence stage
@@ -1069,9 +1137,11 @@ def _intro_hits(text: str, named: bool) -> list[_Hit]:
             hits += _plain_name(piece, name)
             continue
         piece = _PIECE_LEAD.sub("", piece)
-        if piece:
-            hits += _piece_hits(piece, hits, named=named)
-    return hits
+        found = _piece_hits(piece, hits, named=named) if piece else []
+        hits += found
+        if piece and not found and _describes_user(piece):
+            rest.append(piece)
+    return hits, rest
 
 
 # "I'm Raj", "im chloe": a name alone in the first piece of an introduction.
@@ -1108,7 +1178,50 @@ _WORKING_AS = re.compile(
 )
 
 
+_PRONOUN_PIECE = re.compile(rf"^(?P<value>{_PRONOUNS})$", re.IGNORECASE)
+_LABEL_PIECE = re.compile(r"^(?P<label>[A-Za-z][\w ]{0,20}?)\s*:\s*(?=\S)")
+_LABEL_SLOTS: dict[str, str] = {
+    "name": "name",
+    "age": "age",
+    "location": "location",
+    "city": "location",
+    "home": "location",
+    "based": "location",
+    "job": "role",
+    "role": "role",
+    "work": "role",
+    "occupation": "role",
+}
+
+
+def _labelled_piece(piece: str, label: str) -> list[_Hit]:
+    """ "Name: Sofía Herrera", "Job: senior PM at Klarna"; other labels fill no slot."""
+    slot = _LABEL_SLOTS.get(label.lower().strip())
+    value = _LABEL_PIECE.sub("", piece, count=1)
+    anchor = re.match(r"", value)
+    if slot is None or anchor is None:
+        return []
+    if slot == "name":
+        return _plain_name(value, re.match(r"(?P<value>.+)", value))  # type: ignore[arg-type]
+    if slot == "age":
+        return _piece_hits(value, [], named=True) if _AGE_PIECE.match(value) else []
+    if slot == "location":
+        return _parse_location(value, anchor)
+    return _role_parser(strict=False)(value, _ROLE_PIECE.match(value))  # type: ignore[arg-type]
+
+
 def _piece_hits(piece: str, earlier: list[_Hit], *, named: bool) -> list[_Hit]:
+    labelled = _LABEL_PIECE.match(piece)
+    if labelled:
+        return _labelled_piece(piece, labelled.group("label"))
+    pronouns = _PRONOUN_PIECE.match(piece)
+    if pronouns:
+        value = pronouns.group("value")
+        return [
+            _Hit(
+                "pronouns", f"The user's pronouns are {value}.", 0, len(piece), CONFIDENCE["stated"]
+            )
+        ]
     age = _AGE_PIECE.match(piece) or _AGE_BEFORE_ROLE.match(piece)
     if age:
         value = age.group("value")

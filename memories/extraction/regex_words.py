@@ -146,7 +146,7 @@ GREETINGS = r"hi|hello|hey|hiya|howdy|greetings|yo|oh|well|so|ok|okay"
 # ... and whom they greet ("Hi there", "Hello all").
 GREETING_ADDRESSEES = r"there|all|everyone|folks|guys|again"
 # All a clause may hold before "call me"/"I'm" for a name to count.
-OPENERS = f"{GREETINGS}|and|but|also|btw|{GREETING_ADDRESSEES}|anyway"
+OPENERS = f"{GREETINGS}|and|but|also|btw|{GREETING_ADDRESSEES}|anyway|sorry|oops|actually"
 
 # --- text preparation ---------------------------------------------------------------------------
 # Abbreviations whose full stop does not end a sentence ("St. Louis", "Dr. Who").

@@ -170,8 +170,9 @@ def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
     first = items[0]
     heading = lines[first - 1].strip() if first > 0 and lines[first - 1].strip() else ""
     steps = [m.group(1).strip().rstrip(".;") for _, m in matches]
-    if _ERRANDS.search(heading):
-        return None, text  # a to-do or shopping list: errands for now, not a way of working
+    if _ERRANDS.search(heading) or _REPLY_HEADING.search(heading):
+        # a to-do list is errands for now; "How I like my answers:" lists orders, not steps
+        return None, text
     if not (_PROCESS_HEADING.search(heading) or are_steps(steps)):
         return None, text  # "I speak: Spanish, English": items, each read on its own
     body = "; ".join(steps)
@@ -339,10 +340,15 @@ def _workflow(sentence: str, confidence: float) -> Candidate | None:
     if _WORKFLOW_HEADING.match(sentence):
         return _procedure("workflow", sentence, confidence)
     labelled = _LABELLED_STEPS.match(sentence)
+    label = sentence.split(":", 1)[0]
+    if labelled and (_ERRANDS.search(label) or _REPLY_HEADING.search(label)):
+        return None  # "TODO: fix tests, update docs", "Summary of your answer: restart, ..."
     if labelled and _is_step_list(labelled["steps"]):
         return _procedure("workflow", sentence, confidence)
     opener = _WORKFLOW_OPENER.match(sentence) and "," in sentence
-    if opener and (_STEP_WORDS.search(sentence) or sentence.count(",") >= 2):
+    # "When you give me code, write it in TypeScript, not JavaScript" is one order, not steps.
+    steps = sentence.split(",")[1:]
+    if opener and (_STEP_WORDS.search(sentence) or (len(steps) >= 2 and are_steps(steps))):
         return _procedure("workflow", sentence, confidence)
     return None
 
@@ -351,11 +357,14 @@ def _is_step_list(text: str) -> bool:
     commas = text.count(",")
     if commas >= 1 and _STEP_WORDS.search(text):
         return True
-    return commas >= 3 and are_steps(text.split(","))
+    return commas >= 2 and are_steps(text.split(","))
 
 
+_REPLY_HEADING = re.compile(r"\b(?:answers?|replies|responses?|you said)\b", re.IGNORECASE)
 _ERRANDS = re.compile(
-    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders)\b", re.I
+    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders|the plan"
+    r"|summary|recap)\b",
+    re.I,
 )
 # A heading that names a way of doing something: "How I do laundry:", "Deploy flow for X:".
 _PROCESS_HEADING = re.compile(

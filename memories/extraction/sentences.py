@@ -81,7 +81,7 @@ _ADVERBS = _words("""
     """)
 _OBJECT_PRONOUNS = _words("me him her us them it")
 _COORDINATORS = _words("and or but nor yet so")
-_IMPERATIVE_CUES = _words("always never please")
+_IMPERATIVE_CUES = _words("always never please only no")
 # May open an imperative clause: "first run make build", "and finally tag the release".
 _CLAUSE_ADVERBS = _words("first then next finally just also again now later afterwards")
 

@@ -54,6 +54,7 @@ _YEARS_OLD = re.compile(
 TRIGGERS = frozenset(
     [
         "name",
+        "have",
         "birthday",
         "work",
         "works",
