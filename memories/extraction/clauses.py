@@ -89,7 +89,11 @@ def _parts(part: str, question: bool, *, standing: bool = False) -> Iterator[Cla
             request = True  # "Could you stop ending every answer with a question?"
         else:
             pieces = pieces[:-1]  # "Since I'm vegan, what can I cook?": what comes before it
-    for index, piece in enumerate(_joined(pieces)):
+    joined = _joined(pieces)
+    subject = re.match(r"^(?:I|we)\b", joined[0], re.IGNORECASE) if joined else None
+    for index, piece in enumerate(joined):
+        if index and subject and _verb_led(piece):
+            piece = f"{subject.group()} {piece}"  # "I like Python, tolerate Go" -> "I tolerate Go"
         subs = re.split(r"\s+(?:but|and|so)\s+(?=(?:now\s+)?(?:i|we|my|our|please)\b)", piece)
         for sub_index, sub in enumerate(subs):
             opens = index == 0 and sub_index == 0
@@ -100,6 +104,12 @@ def _parts(part: str, question: bool, *, standing: bool = False) -> Iterator[Cla
                     standing=standing and not opens,
                     request=request and index == len(pieces) - 1,
                 )
+
+
+def _verb_led(piece: str) -> bool:
+    first = piece.split()[0].lower()
+    info = lexical(first)
+    return info.base and not info.noun and not info.adj and first not in W.NOT_IMPERATIVE
 
 
 def _joined(pieces: list[str]) -> list[str]:
@@ -226,7 +236,12 @@ def _list_heading(label: str) -> bool:
     words = label.lower().split()
     if W.NEWS_HEADING.match(label.strip()):
         return False
-    wanted = W.RULE_HEADING.search(label) or W.REPLY_HEADING.search(label) or set(words) & W.MINE
+    wanted = (
+        W.RULE_HEADING.search(label)
+        or W.REPLY_HEADING.search(label)
+        or W.ABOUT_ME_HEADING.search(label)
+        or set(words) & W.MINE
+    )
     return 0 < len(words) <= 6 and bool(wanted)
 
 
@@ -235,11 +250,16 @@ def _list_item(heading: str, item: str) -> Candidate:
         return _rule(f"{heading}: {item}")
     if W.REPLY_HEADING.search(heading):
         return _as_behavioral(_rule(f"{heading}: {item}"))  # "How I like my answers: - short"
-    if re.match(r"^(?:my|our)\s+[\w-]+$", heading, re.IGNORECASE):
-        # "My allergies: peanuts, shellfish" -> "My allergies include peanuts"
-        text = f"{heading} include {item}"
+    if re.search(r"\b(?:I|we)\s+\w+", heading, re.IGNORECASE):
+        text = f"{heading}: {item}"  # "Tools I use daily: Raycast" holds its own verb
     elif not W.ABOUT_ME_HEADING.search(heading):
-        text = f"{heading}: {item}"  # "Tools I use daily: Raycast"; the guard checks the rest
+        # "My allergies: peanuts" -> "My allergies include peanuts"; "Stack at work: - Backend:
+        # Django" -> "Stack at work includes Django (Backend)"
+        label, colon, value = item.partition(": ")
+        thing = f"{value} ({label})" if colon else item
+        last = heading.split()[-1].lower()
+        verb = "include" if lexical(last).plural_noun else "includes"
+        text = f"{heading} {verb} {thing}"
     elif re.match(r"^(?:\d+|a|an|one|two|three|four|five|six)\s", item, re.IGNORECASE):
         text = f"I have {_lower_first(item)}"  # "two teenage daughters"
     elif _opens_with_verb(item):
@@ -394,6 +414,8 @@ def _progressive(
 
 
 def _modal(clause: Clause, modal: str, rest: list[str]) -> Candidate | None:
+    if modal in {"might", "may", "could"} and rest[:1] == ["be"] and len(rest) > 1:
+        return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])  # "might be"
     if modal in {"might", "may", "could"} and rest and rest[0] not in {"be"} | W.REQUEST_VERBS:
         return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
     if modal == "will" and rest[:1] and rest[0] in {"likely", "probably", "maybe"}:
@@ -417,6 +439,16 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     if verb in W.LIFE_CHANGES and rest:
         # "maybe moving to Lisbon next year"
         return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
+    if info.vbz and clause.opens_sentence and any(_is_thing(w) for w in rest):
+        # "- prefers email over Slack": a list about the user, in the third person
+        return _rules_fact(
+            f"The user {_lower_first(clause.text)}",
+            "personal",
+            CONFIDENCE["stated"],
+            importance=None,
+        )
+    if verb == "not" and rest[:1] and rest[0] in {"a", "an", "into", "on", "really", "big"}:
+        return _fact(f"I am {_lower_first(clause.text)}", clause)  # "Not a morning person"
     if verb == "into" and len(rest) >= 2:
         return _fact(f"I am {_lower_first(clause.text)}", clause)  # "Into bouldering and synths"
     if verb in W.DROPPED_I_AM:
@@ -472,8 +504,8 @@ def _instruction(clause: Clause) -> Candidate | None:
         if body.lower().startswith(opener + " "):
             body = body[len(opener) :].strip(" ,")
     body_lower = [w.lower() for w in _WORD.findall(body)]
-    if not body_lower:
-        return None
+    if len(body_lower) < 3:
+        return None  # "remind me", "be sarcastic": too little to be an order that lasts
     first = body_lower[0]
     lasting = (
         clause.standing

@@ -60,13 +60,14 @@ OPENERS = (
     "perhaps",
     "i am not sure but",
     "not sure but",
+    "not 100% sure but",
     "oops",
     "meant",
     "i meant",
 )
 HEDGE_OPENERS = frozenset(
     {"i think", "i guess", "i believe", "probably", "maybe", "possibly", "perhaps"}
-    | {"i am not sure but", "not sure but"}
+    | {"i am not sure but", "not sure but", "not 100% sure but"}
 )
 HEDGE_WORDS = re.compile(
     r"\b(?:might|maybe|perhaps|possibly|not sure|not 100%|we'll see|we will see|i think"
@@ -82,6 +83,7 @@ SUBORDINATE_OPENERS: tuple[tuple[str, str], ...] = (
     ("because", ""),
     ("as someone who", "I"),
     ("as someone with", "I have"),
+    ("with my", "I have my"),
     ("as a", "I am a"),
     ("as an", "I am an"),
     ("as the", "I am the"),
@@ -151,7 +153,7 @@ PASSING_PHRASES = re.compile(
     re.IGNORECASE,
 )
 # Object pronouns whose meaning is in another sentence.
-REFERRING = _words("it that this them there")
+REFERRING = _words("it that this them there these those")
 # "My GP says ...", "my bf thinks ...": a report of someone else's words.
 REPORTING_VERBS = _words("says said thinks thought tells told wrote believes reckons claims")
 # Progressives that announce a change in the user's life: a plan, not yet a fact.
@@ -246,14 +248,15 @@ TIME_LEAD = re.compile(
     r"^(?:(?:last|this|next)\s+(?:week|month|year|weekend|night|summer|winter|spring|autumn|fall"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|tonight"
     r"|this morning|earlier today|recently|on\s+\w+day|in\s+\d{4}|in\s+[A-Z][a-z]+"
-    r"|\w+\s+(?:days|weeks|months|years)\s+ago)\s*,?\s+(?=(?:i|we|my|our)\b)",
+    r"|\w+\s+(?:days|weeks|months|years)\s+ago|for\s+[\w-]+(?:\s+[\w-]+)?)\s*,?\s+"
+    r"(?=(?:i|we|my|our)\b)",
     re.IGNORECASE,
 )
 # "cilantro tastes like soap": how a thing strikes the user.
 PERCEPTION_VERBS = _words("tastes smells sounds feels looks")
 # A team's habit said as a rule ("The user's team does not use ORMs, raw SQL only").
 TEAM_RULE_FACT = re.compile(
-    r"^The user's team (?:\w+ )?(?:does not|do not|never|only|always|must|cannot)\b"
+    r"^The user's team (?:\w+ )?(?:never|only|always|must|cannot)\b"
     r"|^The user's team .*\bonly\b",
     re.IGNORECASE,
 )
@@ -287,7 +290,11 @@ RULE_HEADING = re.compile(
 # A list heading about the user's own things ("I speak:", "Tools I use daily:", "My stack:").
 MINE = _words("i my me we our mine about")
 # A heading about the user as a person ("About me:", "Things to know about me:", "Me:").
-ABOUT_ME_HEADING = re.compile(r"\b(?:about me|me|myself)\s*$", re.IGNORECASE)
+ABOUT_ME_HEADING = re.compile(
+    r"\b(?:about me|me|myself)\s*$|^(?:me|bio|profile|intro|quick intro)\b|you should know"
+    r"|to know about me",
+    re.IGNORECASE,
+)
 # A heading that introduces news or context, not a list of the user's things ("Here's my week:").
 NEWS_HEADING = re.compile(r"^(?:here'?s|here is|update|news|heads-up|quick context)\b", re.I)
 # Groups whose habits are rules ("My team never deploys on Fridays").
