@@ -272,6 +272,8 @@ def _list_item(heading: str, item: str) -> Candidate:
 def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Candidate]:
     """Candidates for the clauses of a user's message that ``covered`` says nothing about."""
     taken = {t for c in covered for t in _content_words(c.content)}
+    # A slot does not cover the event it came with: "I just moved to Berlin" is both.
+    taken_plain = {t for c in covered if not c.slot for t in _content_words(c.content)}
     said = {c.content.lower() for c in covered}
     found: list[Candidate] = []
     items, text = listed(read_chat(strip_reported(text)))
@@ -284,14 +286,21 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
             said.add(listed_item.content.lower())
     for clause in clauses(text):
         words = _content_words(clause.text)
-        if not words or words & taken:
+        if not words or _mostly(words, taken_plain):
             continue
         candidate = read(clause, now)
-        if candidate is not None and candidate.content.lower() not in said:
+        if candidate is None or (candidate.kind != "episode" and words & taken):
+            continue  # an identity statement the slots already hold
+        if candidate.content.lower() not in said:
             found.append(candidate)
             said.add(candidate.content.lower())
             taken |= words
     return found
+
+
+def _mostly(words: set[str], taken: set[str]) -> bool:
+    """Whether earlier candidates already said at least half of what a clause is about."""
+    return len(words & taken) * 2 >= len(words)
 
 
 def _content_words(text: str) -> set[str]:
@@ -362,8 +371,6 @@ def _statement(
             return None
         if lexical(complement[0]).gerund:
             return _progressive(clause, subject, complement, now)
-        if subject == "team" and complement[0] not in {"a", "an"}:
-            return None
         return _fact(text, clause)
     if verb in {"was", "were"}:
         return _episode(text, now) if find_time_hint(text) else None
@@ -373,11 +380,12 @@ def _statement(
             return _fact(text, clause)
         if lexical(nxt).vbd or nxt.endswith("ed"):
             return _episode(text, now)
-        if nxt in W.HAVE_CHORES:
-            return None
+        if any(" ".join(rest[:3]).startswith(chore) for chore in W.HAVE_CHORES):
+            return None  # "I have a question", "I have to go"
         return _fact(text, clause)
     info = lexical(verb)
-    if info.vbd and verb not in W.STATIVE_PAST and (not info.base or find_time_hint(text)):
+    dated = bool(find_time_hint(text))
+    if info.vbd and (verb not in W.STATIVE_PAST or dated) and (not info.base or dated):
         return _episode(text, now)  # "knit", "read", "quit" are past only with a time
     if subject == "team" and W.RULE_WORDS.search(text):
         return _rule(text)  # "We never deploy on Fridays", "We support only Postgres 15+"
@@ -418,6 +426,10 @@ def _modal(clause: Clause, modal: str, rest: list[str]) -> Candidate | None:
         return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])  # "might be"
     if modal in {"might", "may", "could"} and rest and rest[0] not in {"be"} | W.REQUEST_VERBS:
         return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
+    if modal == "will" and clause.hedged and rest:
+        return _fact(
+            clause.text, clause, confidence=CONFIDENCE["speculative"]
+        )  # "Possibly we will"
     if modal == "will" and rest[:1] and rest[0] in {"likely", "probably", "maybe"}:
         return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])  # "will likely move"
     if modal == "would" and rest and rest[0] in W.CHOICE_VERBS:
@@ -439,7 +451,7 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     if verb in W.LIFE_CHANGES and rest:
         # "maybe moving to Lisbon next year"
         return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
-    if info.vbz and clause.opens_sentence and any(_is_thing(w) for w in rest):
+    if info.vbz and clause.opens_sentence and len(rest) >= 2 and any(_is_thing(w) for w in rest):
         # "- prefers email over Slack": a list about the user, in the third person
         return _rules_fact(
             f"The user {_lower_first(clause.text)}",

@@ -134,7 +134,19 @@ DISCOURSE_VERBS = _words(
     said say asked ask meant apologise apologize"""
 )
 # "I've got to", "I have to": chores, not possessions.
-HAVE_CHORES = _words("to got a question an idea no idea")
+HAVE_CHORES = (
+    "to ",
+    "got to",
+    "a question",
+    "a quick question",
+    "an idea",
+    "no idea",
+    "a look",
+    "a problem",
+    "an issue",
+    "a meeting",
+    "a call",
+)
 # Past forms that describe a state, not an event ("I was", "I knew").
 STATIVE_PAST = _words("was were had knew thought meant felt seemed wanted needed liked loved")
 CANNOT_HABITS = _words("do stand eat drink handle have tolerate bear live")
@@ -248,7 +260,9 @@ TIME_LEAD = re.compile(
     r"^(?:(?:last|this|next)\s+(?:week|month|year|weekend|night|summer|winter|spring|autumn|fall"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|tonight"
     r"|this morning|earlier today|recently|on\s+\w+day|in\s+\d{4}|in\s+[A-Z][a-z]+"
-    r"|\w+\s+(?:days|weeks|months|years)\s+ago|for\s+[\w-]+(?:\s+[\w-]+)?)\s*,?\s+"
+    r"|\w+\s+(?:days|weeks|months|years)\s+ago|for\s+[\w-]+(?:\s+[\w-]+)?"
+    r"|every\s+(?:day|morning|evening|night|week|weekend|month|year|\w+day)"
+    r"|in\s+(?:my|our|the)\s+[\w-]+)\s*,?\s+"
     r"(?=(?:i|we|my|our)\b)",
     re.IGNORECASE,
 )

@@ -98,10 +98,36 @@ def _slot_value(candidate: Candidate) -> frozenset[str]:
 
 
 def _restates(candidate: Candidate, values: list[frozenset[str]]) -> bool:
+    """All of a slot's value and at most one word more ("The user is a carpenter by trade");
+    "The user is a nurse on night shifts" says more than role "nurse" and stays."""
     if candidate.slot:
         return False
     text = candidate.content.casefold()
-    return any(value and all(word in text for word in value) for value in values)
+    words = _slot_value(candidate)
+    return any(
+        value and all(word in text for word in value) and len(words - value - _FILLER) <= 1
+        for value in values
+    )
+
+
+_FILLER = frozenset(
+    [
+        "their",
+        "them",
+        "they",
+        "has",
+        "have",
+        "been",
+        "for",
+        "of",
+        "on",
+        "by",
+        "with",
+        "from",
+        "to",
+        "the",
+    ]
+)
 
 
 def _by_retention(candidates: list[Candidate]) -> tuple[list[Candidate], list[Verdict]]:
