@@ -245,7 +245,9 @@ def _list_heading(label: str) -> bool:
     return 0 < len(words) <= 6 and bool(wanted)
 
 
-def _list_item(heading: str, item: str) -> Candidate:
+def _list_item(heading: str, item: str) -> Candidate | None:
+    if W.SLOT_LABEL.match(item):
+        return None  # "email: sasha@example.ca": a slot, read by the regex stage
     if W.RULE_HEADING.search(heading):
         return _rule(f"{heading}: {item}")
     if W.REPLY_HEADING.search(heading):
@@ -282,8 +284,9 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
         words = _content_words(item)
         if words and not words & taken:
             listed_item = _list_item(heading, item)
-            found.append(listed_item)
-            said.add(listed_item.content.lower())
+            if listed_item is not None:
+                found.append(listed_item)
+                said.add(listed_item.content.lower())
     for clause in clauses(text):
         words = _content_words(clause.text)
         if not words or _mostly(words, taken_plain):
@@ -451,7 +454,8 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     if verb in W.LIFE_CHANGES and rest:
         # "maybe moving to Lisbon next year"
         return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
-    if info.vbz and clause.opens_sentence and len(rest) >= 2 and any(_is_thing(w) for w in rest):
+    bullet = clause.opens_sentence and clause.text[:1].islower()  # "- prefers email over Slack"
+    if info.vbz and bullet and len(rest) >= 2 and any(_is_thing(w) for w in rest):
         # "- prefers email over Slack": a list about the user, in the third person
         return _rules_fact(
             f"The user {_lower_first(clause.text)}",
@@ -557,7 +561,15 @@ def refine(candidates: list[Candidate]) -> list[Candidate]:
         _as_behavioral(c) if _about_replies(c) else _as_constraint(c) if _team_rule(c) else c
         for c in candidates
         if not (c.kind == "procedure" and W.CREATIVE_TASK.match(c.content))
+        and not (c.kind == "fact" and _next_step(c.content))
     ]
+
+
+def _next_step(content: str) -> bool:
+    """ "The user will try the soup recipe tonight", "will ask their colleague": what the user is
+    about to do in this conversation, not a plan worth keeping (a plan has a date further off)."""
+    planned = W.FAR_DATE.search(content) or W.LIKELIHOOD.search(content)
+    return bool(W.NEXT_STEP.match(content)) and not planned
 
 
 def _team_rule(candidate: Candidate) -> bool:

@@ -274,6 +274,19 @@ TEAM_RULE_FACT = re.compile(
     r"|^The user's team .*\bonly\b",
     re.IGNORECASE,
 )
+# "email: x@y", "pronouns: he/they" inside a list: a slot for the regex stage.
+SLOT_LABEL = re.compile(
+    r"^(?:e-?mail|phone|mobile|pronouns|name|age|location|city|birthday|dob)\s*:", re.I
+)
+# "The user will try the soup tonight": the next step in a chat, not a plan.
+NEXT_STEP = re.compile(r"^The user(?:'s team)? will (?!be\b|have\b|move\b|start\b)", re.I)
+LIKELIHOOD = re.compile(r"\b(?:probably|likely|maybe|possibly|perhaps)\b", re.I)
+FAR_DATE = re.compile(
+    r"\b(?:next (?:year|month|summer|spring|autumn|fall|winter)|in (?:january|february|march"
+    r"|april|may|june|july|august|september|october|november|december|\d{4}|the spring"
+    r"|the summer|the autumn|the fall|the winter)|this (?:year|summer|spring|autumn|winter))\b",
+    re.I,
+)
 # A list heading about how the assistant should answer ("How I like my answers:").
 REPLY_HEADING = re.compile(
     r"\b(?:answers?|replies|responses?|how (?:to|you) (?:talk|write|reply|answer))\b", re.I
@@ -299,7 +312,9 @@ CREATIVE_TASK = re.compile(
 )
 # A list heading that introduces rules ("Rules for my calendar:", "Security requirements:").
 RULE_HEADING = re.compile(
-    r"\b(?:rules?|requirements?|constraints?|polic(?:y|ies)|guidelines?|don'?ts|never)\b", re.I
+    r"\b(?:rules?|requirements?|constraints?|polic(?:y|ies)|guidelines?|don'?ts|never"
+    r"|style guide|conventions?|standards?)\b",
+    re.I,
 )
 # A list heading about the user's own things ("I speak:", "Tools I use daily:", "My stack:").
 MINE = _words("i my me we our mine about")

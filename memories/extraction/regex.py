@@ -1120,8 +1120,8 @@ def _introduction(text: str, named: bool) -> tuple[list[_Hit], list[str]]:
     body = _INTRO_MARK.sub("", text, count=1)
     raw = [_LIST_MARK.sub("", p).strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
     raw = [p for p in raw if p and not _GREETING_ONLY.match(p)]
-    if raw and _I_AM_NAME.match(raw[0]):
-        named = True
+    if raw and (_I_AM_NAME.match(raw[0]) or re.match(r"^name\s*:", raw[0], re.IGNORECASE)):
+        named = True  # "I'm Raj, 29, ...", "Name: Karin Olsen. Job: ..."
     opens_with_role = bool(raw) and any(
         hit.slot == "role" for hit in _piece_hits(_PIECE_LEAD.sub("", raw[0]), [], named=True)
     )
