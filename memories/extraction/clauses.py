@@ -72,7 +72,7 @@ def clauses(text: str) -> Iterator[Clause]:
             if colon and rest.strip():
                 # "About me: ...", "When you draft emails for me: never promise ...": the label
                 # is read on its own when it is a clause, the rest as what it introduces.
-                if len(label.split()) > 3:
+                if len(label.split()) > 3 and not W.CONDITION_START.match(label):
                     yield from _parts(label, question=False, standing=standing)
                 part = rest
             yield from _parts(part, question, standing=standing)
@@ -190,6 +190,12 @@ def _verb_at(lower: list[str], start: int) -> int:
     return at
 
 
+def _plain_markup(text: str) -> str:
+    """Markdown emphasis and headings removed ("**Please**:", "### Don'ts"); table rows dropped."""
+    lines = [line for line in text.splitlines() if line.count("|") < 2]
+    return W.MARKUP.sub("", "\n".join(lines))
+
+
 def listed(text: str) -> tuple[list[tuple[str, str]], str]:
     """(heading, item) for each item listed under a heading that says whose or what they are
     ("I speak:", "Tools I use daily:", "Rules for my calendar:"), and the text without them.
@@ -222,8 +228,8 @@ def _opens_with_verb(item: str) -> bool:
     """ "hate mornings", "live in Bristol", "got the promotion": a verb opens the item."""
     words = item.lower().split()
     info = lexical(words[0])
-    if info.adj:
-        return False  # "long walks", "old jazz records"
+    if info.adj and not (info.base and len(words) > 1 and words[1] in W.AFTER_VERB):
+        return False  # "long walks", "old jazz records"; but "live just outside Bristol"
     if info.vbz or info.vbd or info.gerund:
         return True
     return info.base and (not info.noun or (len(words) > 1 and words[1] not in {"of", "and"}))
@@ -278,7 +284,7 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
     taken_plain = {t for c in covered if not c.slot for t in _content_words(c.content)}
     said = {c.content.lower() for c in covered}
     found: list[Candidate] = []
-    items, text = listed(read_chat(strip_reported(text)))
+    items, text = listed(_plain_markup(read_chat(strip_reported(text))))
     items += [("About me", piece) for piece in introduction_rest(text)]
     for heading, item in items:
         words = _content_words(item)
@@ -451,6 +457,10 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     diary = clause.opens_sentence and not (info.base or info.adj) and verb not in W.STATIVE_PAST
     if info.vbd and diary and meaningful:
         return _episode(f"I {_lower_first(clause.text)}", now)
+    here = "here" in rest or set(rest) & W.REFERRING  # "Loving the bikes here": the moment
+    if info.gerund and verb not in W.REQUEST_PROGRESSIVES and rest and not info.noun and not here:
+        text = f"I am {_lower_first(clause.text)}"  # "freelancing now", "goin to lisbon next month"
+        return _episode(text, now) if W.DATED.search(text) else _fact(text, clause)
     if verb in W.LIFE_CHANGES and rest:
         # "maybe moving to Lisbon next year"
         return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
@@ -523,6 +533,10 @@ def _instruction(clause: Clause) -> Candidate | None:
     if len(body_lower) < 3:
         return None  # "remind me", "be sarcastic": too little to be an order that lasts
     first = body_lower[0]
+    if body_lower[:2] == ["do", "not"] and (
+        (body_lower[2:3] and body_lower[2] in W.STATEMENT_ADVERBS) or body_lower[-1] == "anymore"
+    ):
+        return None  # "dont really drink anymore": the user's habit, not an order
     lasting = (
         clause.standing
         or bool(W.LASTING.search(body))
@@ -534,7 +548,11 @@ def _instruction(clause: Clause) -> Candidate | None:
     about_reply = manner or bool(W.ABOUT_REPLY.search(body))
     if clause.request and not lasting:
         return None  # "Can you explain X?" asks once
-    verb_first = lexical(first).base and not lexical(first).vbd and first not in W.NOT_IMPERATIVE
+    opening = lexical(first)
+    # "Long one, sorry": a word that is also an adjective opens no order
+    verb_first = (
+        opening.base and not opening.vbd and not opening.adj and first not in W.NOT_IMPERATIVE
+    )
     # "Tea, never coffee": a noun before a comma opens no order.
     imperative = first in W.LASTING_STARTS or (verb_first and not body.split()[0].endswith(","))
     if not imperative or W.ONE_OFF.search(body) or not (lasting or about_reply):

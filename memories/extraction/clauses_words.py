@@ -58,6 +58,11 @@ OPENERS = (
     "maybe",
     "possibly",
     "perhaps",
+    "kindly note that",
+    "please note that",
+    "note that",
+    "just so you know",
+    "for the record",
     "i am not sure but",
     "not sure but",
     "not 100% sure but",
@@ -119,7 +124,8 @@ CONVERSATION_WORDS = _words(
 ADVERBS = _words(
     """also always never often still just only already now usually sometimes rarely really
     actually currently mostly generally typically finally recently soon even not no longer
-    basically literally kinda pretty totally absolutely definitely seriously officially"""
+    basically literally kinda pretty totally absolutely definitely seriously officially lowkey
+    highkey presently"""
 )
 MODALS = _words("might may could will would should can cannot must shall")
 FINITE_BE_HAVE = _words("is are was were has have had am")
@@ -151,7 +157,7 @@ HAVE_CHORES = (
 STATIVE_PAST = _words("was were had knew thought meant felt seemed wanted needed liked loved")
 CANNOT_HABITS = _words("do stand eat drink handle have tolerate bear live")
 # What follows a dropped "I am" ("big fan of", "allergic to").
-DROPPED_I_AM = _words("big huge fan allergic intolerant vegan vegetarian")
+DROPPED_I_AM = _words("big huge fan allergic intolerant vegan vegetarian obsessed addicted hooked")
 PASSING_STATES = _words(
     """tired exhausted hungry thirsty sleepy bored sick ill busy stressed excited happy sad glad
     sorry annoyed confused cold hot late stuck lost frustrated grumpy nervous worried ready done
@@ -164,6 +170,8 @@ PASSING_PHRASES = re.compile(
     r"|out of (?:office|town|the office)|away (?:this|next|until)|in a (?:meeting|hurry|rush))\b",
     re.IGNORECASE,
 )
+# "dont really drink anymore": an adverb after "don't" makes it a statement, not an order.
+STATEMENT_ADVERBS = _words("really even actually usually normally generally")
 # Object pronouns whose meaning is in another sentence.
 REFERRING = _words("it that this them there these those")
 # "My GP says ...", "my bf thinks ...": a report of someone else's words.
@@ -213,7 +221,7 @@ ABOUT_REPLY = re.compile(
     r"|gentle|remind me|grams|metric|imperial|spelling|english|spanish|french|german|italian"
     r"|portuguese|dutch|polish|markdown|jargon|examples?|dates|times|units|exclamation marks?"
     r"|punctuation|capital letters|caps|headings?"
-    r"|(?:everything|anything|any \w+) you (?:write|send|draft|give))\b",
+    r"|(?:everything|anything|any \w+) you (?:write|send|draft|give)|saying|phrases?)\b",
     re.IGNORECASE,
 )
 # A one-off task, not a standing instruction.
@@ -224,7 +232,7 @@ ONE_OFF = re.compile(
 )
 # Base forms that do not open an imperative here.
 NOT_IMPERATIVE = _words(
-    "I we my our no not that this there it what excuse pretend imagine suppose picture let"
+    "I we my our no not that this there it what excuse pretend imagine suppose picture let people"
 )
 # An imperative whose object is one new thing: a task for now ("Write me a diary entry").
 TASK_OBJECT = re.compile(r"^\w+\s+(?:me\s+|us\s+)?(?:an?|one|some)\s", re.I)
@@ -276,8 +284,16 @@ TEAM_RULE_FACT = re.compile(
 )
 # "email: x@y", "pronouns: he/they" inside a list: a slot for the regex stage.
 SLOT_LABEL = re.compile(
-    r"^(?:e-?mail|phone|mobile|pronouns|name|age|location|city|birthday|dob)\s*:", re.I
+    r"^(?:e-?mail|phone|mobile|pronouns|name|age|location|city|birthday|dob|based in|lives in"
+    r"|living in|job|work|role|occupation)\s*:",
+    re.I,
 )
+# Markdown that carries no words: emphasis, headings, quote marks at a line start.
+MARKUP = re.compile(r"\*\*|__|^#{1,6}\s*|^>\s*", re.MULTILINE)
+# A label that is a condition, not a statement ("When you help me write one: ...").
+CONDITION_START = re.compile(r"^\s*(?:when|whenever|if|before|after|while|once)\b", re.I)
+# Words that follow a verb, not a noun: "live just outside Bristol", "work from home".
+AFTER_VERB = _words("in at on near outside just from with for by to mostly mainly alone")
 # "The user will try the soup tonight": the next step in a chat, not a plan.
 NEXT_STEP = re.compile(r"^The user(?:'s team)? will (?!be\b|have\b|move\b|start\b)", re.I)
 LIKELIHOOD = re.compile(r"\b(?:probably|likely|maybe|possibly|perhaps)\b", re.I)

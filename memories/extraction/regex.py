@@ -541,8 +541,8 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         # location
         (("live", "reside"), rf"\bI\s+{_ADV}(?:live|reside)\s+in\s+", _parse_location),
         (
-            ("living", "residing", "based", "located", "settled"),
-            rf"{_I_AM}\s+{_ADV}(?:living|residing|based|located|settled)\s+(?:in|out\s+of)\s+",
+            ("living", "residing", "based", "located", "settled", "staying"),
+            rf"{_I_AM}\s+{_ADV}(?:living|residing|based|located|settled|staying)\s+(?:in|out\s+of)\s+",
             _parse_location,
         ),
         (
@@ -598,13 +598,13 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("here",),
             rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+)[\s,!.:-]+)*(?P<value>[A-Z][\w\u00c0-\u024f]+)"
-            r"(?=\s+here\b)",
+            r"(?=\s+here\b\s*(?:[,.!:;\u2014-]|$))",  # "Dev here," but not "Postmortems here are"
             _plain_name,
         ),
         # "23 yo, uni student", "I have 45 years", "I am having 19 years"
         (
             ("years",),
-            r"(?:^|\bI\s+(?:have|am\s+having)\s+)(?P<value>\d{1,3})\s+years(?:\s+old)?"
+            r"(?:^|\bI\s+(?:have|am\s+having|am\s+with)\s+)(?P<value>\d{1,3})\s+years(?:\s+old)?"
             r"(?!\s+(?:ago|of|in|at|with|experience|later|before))\b",
             _value_parser("age", "The user is {value} years old.", check=_valid_age),
         ),
@@ -717,6 +717,22 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             ("based",),
             rf"{_I_AM}\s+{_NOT_NEGATED}{{0,40}}?\bbased\s+(?:in|out\s+of)\s+",
             _parse_location,
+        ),
+        # "Myself Rohit", "doing job in Infosys", "I am accountant" (no article)
+        (
+            ("myself",),
+            rf"^(?:(?:{W.GREETINGS})[\s,!.:-]+)*myself\s+(?P<value>[A-Z][\w\u00c0-\u024f]+)",
+            _plain_name,
+        ),
+        (
+            ("job",),
+            r"\bdoing\s+(?:a\s+|the\s+)?job\s+(?:in|at|with|for)\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        (
+            ("i am", "i'm", "im"),
+            rf"{_I_AM}\s+{_ADV}(?=(?:[\w-]+\s+)?(?:{_ROLE_HEADS})\b)(?!(?:a|an|the)\b)",
+            _role_parser(strict=True),
         ),
         # more of the ways people say who they are
         (
@@ -1049,11 +1065,14 @@ def _candidate(hit: _Hit) -> Candidate:
 # number is the age, a phrase headed by an occupation the role (and "at X" the employer), "in /
 # from / based in X" or a lone place name the location.
 _INTRO_MARK = re.compile(
-    r"^\W*(?:about me|quick intro|intro|me(?:\s+in\s+(?:short|brief|a nutshell))?|profile|bio"
-    r"|background|info for you|contact)\b\s*[:\-\u2013\u2014]",
+    r"^\W*(?:about me|quick intro|intro|me(?:,?\s+in\s+(?:short|brief|a nutshell|numbers))?"
+    r"|profile|bio|background|info for you|contact)\b\s*[:\-\u2013\u2014]",
     re.I,
 )
-_PIECE_CUT = re.compile(r"[,;!?()\n\u2013\u2014]|\.(?:\s|$)|\s-\s|\s+and\s+(?=I\b|I'm\b)")
+_PIECE_CUT = re.compile(
+    r"[,;!?()\n\u2013\u2014]|\.(?:\s|$)|\s-\s|\s+and\s+(?=I\b|I'm\b)"
+    r"|[\U0001F300-\U0001FAFF\u2600-\u27BF]+"  # an emoji ends a piece: "im jess btw 👋 24"
+)
 _PIECE_LEAD = re.compile(
     rf"^(?:(?:and|so|but|also|currently|now|still|{W.GREETINGS})\s+)*(?:{_I_AM}\s+)?"
     r"(?:(?:currently|now|still)\s+)?",
@@ -1118,7 +1137,10 @@ def _describes_user(piece: str) -> bool:
 
 def _introduction(text: str, named: bool) -> tuple[list[_Hit], list[str]]:
     body = _INTRO_MARK.sub("", text, count=1)
-    raw = [_LIST_MARK.sub("", p).strip(" .:") for p in _PIECE_CUT.split(_prepare(body))]
+    raw = [
+        _TRAILING_PARTICLE.sub("", _LIST_MARK.sub("", p)).strip(" .:")
+        for p in _PIECE_CUT.split(_prepare(body))
+    ]
     raw = [p for p in raw if p and not _GREETING_ONLY.match(p)]
     if raw and (_I_AM_NAME.match(raw[0]) or re.match(r"^name\s*:", raw[0], re.IGNORECASE)):
         named = True  # "I'm Raj, 29, ...", "Name: Karin Olsen. Job: ..."
@@ -1149,6 +1171,9 @@ _I_AM_NAME = re.compile(
     rf"^(?:(?:{W.GREETINGS}|he+y+a*|hi+|hiya)[\s,!.:-]+)*(?:I'm|I\s+am|im)\s+"
     r"(?P<value>[A-Z][\w\u00c0-\u024f]+|[a-z]+)$",
     re.IGNORECASE,
+)
+_TRAILING_PARTICLE = re.compile(
+    r"(?:\s+(?:btw|rn|lol|lmao|tbh|ngl|fyi|haha|now|these days|though|tho))+\s*$", re.IGNORECASE
 )
 _LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
 _GREETING_ONLY = re.compile(rf"^(?:{W.GREETINGS}|he+y+a*|hi+|hiya)$", re.IGNORECASE)
@@ -1187,6 +1212,9 @@ _LABEL_SLOTS: dict[str, str] = {
     "city": "location",
     "home": "location",
     "based": "location",
+    "based in": "location",
+    "lives in": "location",
+    "living in": "location",
     "job": "role",
     "role": "role",
     "work": "role",

@@ -170,7 +170,7 @@ def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
     first = items[0]
     heading = lines[first - 1].strip() if first > 0 and lines[first - 1].strip() else ""
     steps = [m.group(1).strip().rstrip(".;") for _, m in matches]
-    if _ERRANDS.search(heading) or _REPLY_HEADING.search(heading):
+    if _ERRANDS.search(heading) or _REPLY_HEADING.search(heading) or _RULE_LIST.search(heading):
         # a to-do list is errands for now; "How I like my answers:" lists orders, not steps
         return None, text
     if not (_PROCESS_HEADING.search(heading) or are_steps(steps)):
@@ -360,6 +360,10 @@ def _is_step_list(text: str) -> bool:
     return commas >= 2 and are_steps(text.split(","))
 
 
+# "Don'ts:", "House rules:": each item is a rule of its own, not a step.
+_RULE_LIST = re.compile(
+    r"\b(?:rules?|don'?ts|requirements?|polic(?:y|ies)|guidelines?|constraints?|never)\b", re.I
+)
 _REPLY_HEADING = re.compile(r"\b(?:answers?|replies|responses?|you said)\b", re.IGNORECASE)
 _ERRANDS = re.compile(
     r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders|the plan"

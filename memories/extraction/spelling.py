@@ -41,6 +41,7 @@ _CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"[wW]ont", "won't"),
         (r"gonna", "going to"),
         (r"wanna", "want to"),
+        (r"tryna", "trying to"),
         (r"yrs", "years"),
         (r"[bB]day", "birthday"),
         (r"[fF]av|[fF]ave", "favourite"),
@@ -114,6 +115,8 @@ def _repaired(word: str) -> str:
 def _nearest_trigger(lower: str) -> str:
     if is_known_word(lower):
         return ""
+    if lower.endswith("in") and len(lower) > 4 and is_known_word(lower + "g"):
+        return lower + "g"  # "goin", "workin", "livin": a dropped g
     for trigger in sorted(TRIGGERS, key=len):
         if abs(len(trigger) - len(lower)) <= 1 and len(trigger) >= 4 and _one_edit(lower, trigger):
             return trigger
