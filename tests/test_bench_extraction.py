@@ -235,6 +235,8 @@ def test_bench_extraction_show_errors_lists_misses_and_false_positives(tmp_path:
 # The registers the corpus is written in: one file each.
 CORPUS_FILES = {
     "adversarial",
+    "assorted",
+    "chatlog",
     "casual",
     "life",
     "nonnative",

@@ -72,7 +72,8 @@ def clauses(text: str) -> Iterator[Clause]:
             if colon and rest.strip():
                 # "About me: ...", "When you draft emails for me: never promise ...": the label
                 # is read on its own when it is a clause, the rest as what it introduces.
-                if len(label.split()) > 3 and not W.CONDITION_START.match(label):
+                said_by_user = re.search(r"\b(?:I|we|my|our)\b", label, re.IGNORECASE)
+                if len(label.split()) > 3 and said_by_user and not W.CONDITION_START.match(label):
                     yield from _parts(label, question=False, standing=standing)
                 part = rest
             yield from _parts(part, question, standing=standing)
@@ -198,18 +199,25 @@ def _plain_markup(text: str) -> str:
 
 def listed(text: str) -> tuple[list[tuple[str, str]], str]:
     """(heading, item) for each item listed under a heading that says whose or what they are
-    ("I speak:", "Tools I use daily:", "Rules for my calendar:"), and the text without them.
-    Lines ("- item") and inline lists ("Tools I use daily: Raycast, Arc, Linear") both count."""
+    ("I speak:", "Tools I use daily:", "Rules for my calendar:", "Family:"), and the text
+    without them. Lines ("- item", or plain lines under a heading that ends in a colon) and
+    inline lists ("Tools I use daily: Raycast, Arc, Linear") both count."""
     pairs: list[tuple[str, str]] = []
     rest: list[str] = []
     heading = ""
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
         item = _LIST_MARK.match(line)
-        if item and heading:
-            pairs.append((heading, line[item.end() :].strip()))
+        # Under a heading: bullets, or plain "label: value" / "X — Y" lines ("Name: Amara").
+        labelled_line = bool(W.LABELLED_LINE.match(line)) and not line.rstrip().endswith("?")
+        if heading and (item or labelled_line):
+            pairs.append((heading, line[item.end() :].strip() if item else line.strip()))
             continue
-        label, colon, tail = line.partition(":")
         heading = ""
+        label, colon, tail = line.partition(":")
+        if not colon and _heads_a_list(line, lines[index + 1 : index + 2]):
+            heading = line.strip()  # "## My coding preferences" above "- TypeScript ..."
+            continue
         if colon and _list_heading(label):
             if not tail.strip():
                 heading = label.strip()
@@ -222,6 +230,18 @@ def listed(text: str) -> tuple[list[tuple[str, str]], str]:
                 continue
         rest.append(line)
     return [(h, i) for h, i in pairs if i], "\n".join(rest)
+
+
+def _heads_a_list(line: str, following: list[str]) -> bool:
+    """A short line without a colon right above a bulleted line: a heading ("Profile")."""
+    words = line.split()
+    return (
+        not _LIST_MARK.match(line)
+        and 0 < len(words) <= 5
+        and bool(following)
+        and bool(_LIST_MARK.match(following[0]) or ":" in following[0])
+        and _list_heading(line.strip())
+    )
 
 
 def _opens_with_verb(item: str) -> bool:
@@ -240,8 +260,11 @@ _ITEM_AND = re.compile(r"^\s*(?:and|or)\s+", re.IGNORECASE)
 
 def _list_heading(label: str) -> bool:
     words = label.lower().split()
-    if W.NEWS_HEADING.match(label.strip()):
+    heading = label.strip()
+    if W.NEWS_HEADING.match(heading) or W.TIME_HEADING.match(heading) or W.ERRANDS.search(heading):
         return False
+    if 0 < len(words) <= 3 and not any(lexical(w).vbz or lexical(w).vbd for w in words):
+        return True  # "Family:", "Quick facts:", "Languages:": a category of the user's life
     wanted = (
         W.RULE_HEADING.search(label)
         or W.REPLY_HEADING.search(label)
@@ -457,7 +480,8 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     diary = clause.opens_sentence and not (info.base or info.adj) and verb not in W.STATIVE_PAST
     if info.vbd and diary and meaningful:
         return _episode(f"I {_lower_first(clause.text)}", now)
-    here = "here" in rest or set(rest) & W.REFERRING  # "Loving the bikes here": the moment
+    # "Loving the bikes here": the moment; "hiring, roadmap": an agenda, not a statement
+    here = "here" in rest or set(rest) & W.REFERRING or "," in clause.text
     if info.gerund and verb not in W.REQUEST_PROGRESSIVES and rest and not info.noun and not here:
         text = f"I am {_lower_first(clause.text)}"  # "freelancing now", "goin to lisbon next month"
         return _episode(text, now) if W.DATED.search(text) else _fact(text, clause)

@@ -305,7 +305,22 @@ FAR_DATE = re.compile(
 )
 # A list heading about how the assistant should answer ("How I like my answers:").
 REPLY_HEADING = re.compile(
-    r"\b(?:answers?|replies|responses?|how (?:to|you) (?:talk|write|reply|answer))\b", re.I
+    r"\b(?:answers?|replies|responses?|how (?:to|you) (?:talk|write|reply|answer)|writing style"
+    r"|you write|tone|formatting)\b",
+    re.I,
+)
+# "Name: Amara Okafor", "Portuguese — native": a line that labels a value.
+LABELLED_LINE = re.compile(r"^\s*[\w' ]{1,25}(?::\s+|\s+[\u2014\u2013-]\s+)\S")
+# Errands for now, not facts: "Shopping list:", "To do:".
+ERRANDS = re.compile(
+    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders|agenda)\b",
+    re.I,
+)
+# A heading that is a time, not a category: "Next week:", "Monday:", "Today:".
+TIME_HEADING = re.compile(
+    r"^(?:next|this|last)\s+\w+$|^(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|agenda|notes?|todo|to do)\b",
+    re.I,
 )
 # Nouns that make "my X" a story, not the user ("My D&D character is Thistle").
 FICTION_NOUNS = _words("character characters avatar oc persona protagonist hero villain")
@@ -336,7 +351,8 @@ RULE_HEADING = re.compile(
 MINE = _words("i my me we our mine about")
 # A heading about the user as a person ("About me:", "Things to know about me:", "Me:").
 ABOUT_ME_HEADING = re.compile(
-    r"\b(?:about me|me|myself)\s*$|^(?:me|bio|profile|intro|quick intro)\b|you should know"
+    r"\b(?:about me|me|myself)\s*$|^(?:me|bio|profile|intro|quick intro|quick facts|facts)\b"
+    r"|you should know"
     r"|to know about me",
     re.IGNORECASE,
 )

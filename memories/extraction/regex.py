@@ -1066,7 +1066,8 @@ def _candidate(hit: _Hit) -> Candidate:
 # from / based in X" or a lone place name the location.
 _INTRO_MARK = re.compile(
     r"^\W*(?:about me|quick intro|intro|me(?:,?\s+in\s+(?:short|brief|a nutshell|numbers))?"
-    r"|profile|bio|background|info for you|contact)\b\s*[:\-\u2013\u2014]",
+    r"|profile|bio|background|info for you|contact|tl;?dr(?: of my situation)?)\b"
+    r"\s*(?:[:\-\u2013\u2014]|\n)",
     re.I,
 )
 _PIECE_CUT = re.compile(
