@@ -226,7 +226,8 @@ ABOUT_REPLY = re.compile(
 )
 # A one-off task, not a standing instruction.
 ONE_OFF = re.compile(
-    r"\b(?:a (?:short )?(?:story|poem|limerick|haiku|essay|email|letter|song)|this|these|it"
+    r"\b(?:a (?:short )?(?:story|poem|limerick|haiku|essay|email|letter|song)"
+    r"|this(?!\s+(?:month|week|year|quarter|summer|winter|spring|autumn|weekend))|these|it"
     r"|there|translate|like i am 5|like I'm 5)\b",
     re.IGNORECASE,
 )
@@ -267,7 +268,8 @@ REPLY_PREFERENCE = re.compile(
 TIME_LEAD = re.compile(
     r"^(?:(?:last|this|next)\s+(?:week|month|year|weekend|night|summer|winter|spring|autumn|fall"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|tonight"
-    r"|this morning|earlier today|recently|on\s+\w+day|in\s+\d{4}|in\s+[A-Z][a-z]+"
+    r"|this morning|earlier today|recently|on\s+\w+day|on\s+(?:the\s+)?weekends?|in\s+\d{4}"
+    r"|in\s+[A-Z][a-z]+"
     r"|\w+\s+(?:days|weeks|months|years)\s+ago|for\s+[\w-]+(?:\s+[\w-]+)?"
     r"|every\s+(?:day|morning|evening|night|week|weekend|month|year|\w+day)"
     r"|in\s+(?:my|our|the)\s+[\w-]+)\s*,?\s+"
