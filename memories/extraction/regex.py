@@ -1123,6 +1123,23 @@ _NOT_A_DESCRIPTION = frozenset(
         "call",
         "says",
         "said",
+        "i",
+        "can't",
+        "cant",
+        "cannot",
+        "can",
+        "don't",
+        "dont",
+        "won't",
+        "not",
+        "never",
+        "will",
+        "would",
+        "could",
+        "should",
+        "might",
+        "may",
+        "must",
     ]
 )
 

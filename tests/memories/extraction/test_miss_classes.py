@@ -99,3 +99,16 @@ def test_an_episode_with_a_full_date_gets_occurred_at() -> None:
 
     assert episode.occurred_at is not None
     assert episode.occurred_at.astimezone(UTC).date() == datetime(2024, 3, 3).date()
+
+
+def test_a_clause_inside_an_introduction_is_not_worded_as_a_description() -> None:
+    text = "hiya im chloe, 19, studying nursing in cardiff. and I cant stand olives"
+
+    plain = [c.content for c in kept(text) if not c.slot]
+
+    assert plain == ["The user cannot stand olives."]
+    assert slots(text) == {
+        "name": "The user's name is Chloe.",
+        "age": "The user is 19 years old.",
+        "location": "The user lives in Cardiff.",
+    }
