@@ -34,7 +34,7 @@ _FRAME_WORDS = (
     r"example|e\.g\.|sample|template|draft|reads|tweet|caption|roleplay|role-play|pretend|"
     r"imagine|hypothetical|hypothetically|scenario|game|dream|joke|prompt|reply|respond|"
     r"email|letter|sentence|phrase|proofread|rephrase|paraphrase|grammar|spelling|"
-    r"summarize|summarise"
+    r"summarize|summarise|test|testing"
 )
 # A lead clause (no sentence end inside) that names a frame, then ":" and the passage.
 _FRAMED_PASSAGE = re.compile(
@@ -42,7 +42,7 @@ _FRAMED_PASSAGE = re.compile(
     r"(?P<passage>[^\n]*(?:\n(?!\s*\n)[^\n]*)*)"
 )
 _FRAMED_SENTENCE = re.compile(
-    r"(?im)(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?P<passage>(?:in\s+(?:my|the|a|our|this)\s+"
+    r"(?im)(?:^|(?<=[.!?:]\s)|(?<=\n))\s*(?P<passage>(?:in\s+(?:my|the|a|our|this)\s+"
     r"(?:story|novel|book|script|screenplay|poem|game|dream|fiction|fanfic|campaign|"
     r"roleplay|scenario|example)|imagine|pretend|suppose|supposing|hypothetically|"
     r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character)\b[^.!?\n]*[.!?]?)"

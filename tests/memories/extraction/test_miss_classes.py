@@ -112,3 +112,14 @@ def test_a_clause_inside_an_introduction_is_not_worded_as_a_description() -> Non
         "age": "The user is 19 years old.",
         "location": "The user lives in Cardiff.",
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "For a test: pretend my name is John Smith and I'm 50.",
+        "For testing purposes: imagine I live in Oslo and I'm 35.",
+    ],
+)
+def test_a_pretend_passage_after_a_label_writes_no_slot(text: str) -> None:
+    assert slots(text) == {}
