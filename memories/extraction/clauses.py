@@ -599,11 +599,25 @@ def _instruction(clause: Clause) -> Candidate | None:
 def refine(candidates: list[Candidate]) -> list[Candidate]:
     """A preference about the assistant's replies is an order on how to talk, not a fact:
     "I prefer short answers with bullet points", "I like it when you give me examples"."""
-    return [
+    kept = [
         _as_behavioral(c) if _about_replies(c) else _as_constraint(c) if _team_rule(c) else c
         for c in candidates
         if not (c.kind == "procedure" and W.CREATIVE_TASK.match(c.content))
         and not (c.kind == "fact" and _next_step(c.content))
+    ]
+    return [part for candidate in kept for part in _parallel_parts(candidate)]
+
+
+def _parallel_parts(candidate: Candidate) -> list[Candidate]:
+    """ "The user uses Obsidian for notes and Todoist for tasks" is two facts: two objects in
+    the same frame ("X for A", "a X named A") joined by "and" under one verb."""
+    found = W.PARALLEL.match(candidate.content) if candidate.kind == "fact" else None
+    if found is None or candidate.slot:
+        return [candidate]
+    head = found.group("head")
+    return [
+        replace(candidate, content=_sentence_case(f"{head} {found.group('a')}")),
+        replace(candidate, content=_sentence_case(f"{head} {found.group('b')}")),
     ]
 
 

@@ -290,6 +290,13 @@ SLOT_LABEL = re.compile(
     r"|living in|job|work|role|occupation)\s*:",
     re.I,
 )
+# Two objects in one frame under one verb: "uses Obsidian for notes and Todoist for tasks",
+# "has a cat named Pixel and a rabbit named Bun".
+PARALLEL = re.compile(
+    r"^(?P<head>The user(?:'s team)? \w+) (?P<a>(?:an? |the |their )?[\w.+#-]+(?: [\w.+#-]+)?"
+    r" (?P<frame>for|named|called) [^,;]+?) and (?P<b>(?:an? |the |their )?[\w.+#-]+(?: [\w.+#-]+)?"
+    r" (?P=frame) [^,;]+?)\.?$"
+)
 # Markdown that carries no words: emphasis, headings, quote marks at a line start.
 MARKUP = re.compile(r"\*\*|__|^#{1,6}\s*|^>\s*", re.MULTILINE)
 # A label that is a condition, not a statement ("When you help me write one: ...").

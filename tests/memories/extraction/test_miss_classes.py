@@ -123,3 +123,20 @@ def test_a_clause_inside_an_introduction_is_not_worded_as_a_description() -> Non
 )
 def test_a_pretend_passage_after_a_label_writes_no_slot(text: str) -> None:
     assert slots(text) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "contents"),
+    [
+        (
+            "I use Obsidian for notes and Todoist for tasks.",
+            ["The user uses Obsidian for notes.", "The user uses Todoist for tasks."],
+        ),
+        (
+            "i have a cat named Pixel and a rabbit named Bun",
+            ["The user has a cat named Pixel.", "The user has a rabbit named Bun."],
+        ),
+    ],
+)
+def test_two_objects_in_one_frame_are_two_facts(text: str, contents: list[str]) -> None:
+    assert [c.content for c in kept(text)] == contents
