@@ -35,16 +35,16 @@ from datetime import datetime
 
 from memories.extraction import clauses_words as W
 from memories.extraction.classify import find_time_hint, resolve_time_hint
+from memories.extraction.regex import LIST_MARK as _LIST_MARK
 from memories.extraction.regex import introduction_rest
 from memories.extraction.reported import strip_reported
 from memories.extraction.rules import _candidate, _normalise, _sentence_case, _third_person
 from memories.extraction.rules import _fact as _rules_fact
 from memories.extraction.sentences import lexical
 from memories.extraction.spelling import read_chat
-from memories.extraction.types import CONFIDENCE, Candidate
+from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
 _CLAUSE_CUT = re.compile(r"\s*(?:;|\s[\u2014\u2013]\s|\s-\s|\u2014)\s*")
 _WORD = re.compile(r"[\w'/+#.-]+")
 
@@ -308,7 +308,8 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
     said = {c.content.lower() for c in covered}
     found: list[Candidate] = []
     items, text = listed(_plain_markup(read_chat(strip_reported(text))))
-    items += [("About me", piece) for piece in introduction_rest(text)]
+    named = any(c.slot == "name" for c in covered)
+    items += [("About me", piece) for piece in introduction_rest(text, named=named)]
     for heading, item in items:
         words = _content_words(item)
         if words and not words & taken:
@@ -646,22 +647,20 @@ def _about_replies(candidate: Candidate) -> bool:
 
 
 def _as_constraint(candidate: Candidate) -> Candidate:
-    return replace(
-        candidate,
-        kind="procedure",
-        procedure_subtype="constraint",
-        tags=["constraint"],
-        importance=max(candidate.importance, 0.85),
-    )
+    return _as_procedure(candidate, "constraint", IMPORTANCE["core"])
 
 
 def _as_behavioral(candidate: Candidate) -> Candidate:
+    return _as_procedure(candidate, "behavioral", IMPORTANCE["significant"])
+
+
+def _as_procedure(candidate: Candidate, subtype: str, importance: float) -> Candidate:
     return replace(
         candidate,
         kind="procedure",
-        procedure_subtype="behavioral",
-        tags=["behavioral"],
-        importance=max(candidate.importance, 0.7),
+        procedure_subtype=subtype,
+        tags=[subtype],
+        importance=max(candidate.importance, importance),
     )
 
 

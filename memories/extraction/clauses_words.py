@@ -315,14 +315,15 @@ FAR_DATE = re.compile(
 # A list heading about how the assistant should answer ("How I like my answers:").
 REPLY_HEADING = re.compile(
     r"\b(?:answers?|replies|responses?|how (?:to|you) (?:talk|write|reply|answer)|writing style"
-    r"|you write|tone|formatting)\b",
+    r"|you write|you said|tone|formatting)\b",
     re.I,
 )
 # "Name: Amara Okafor", "Portuguese — native": a line that labels a value.
 LABELLED_LINE = re.compile(r"^\s*[\w' ]{1,25}(?::\s+|\s+[\u2014\u2013-]\s+)\S")
 # Errands for now, not facts: "Shopping list:", "To do:".
 ERRANDS = re.compile(
-    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders|agenda)\b",
+    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders|agenda"
+    r"|the plan|summary|recap)\b",
     re.I,
 )
 # A heading that is a time, not a category: "Next week:", "Monday:", "Today:".

@@ -1092,11 +1092,10 @@ def _intro_hits(text: str, named: bool) -> list[_Hit]:
     return _introduction(text, named)[0]
 
 
-def introduction_rest(text: str) -> list[str]:
+def introduction_rest(text: str, *, named: bool) -> list[str]:
     """The pieces of an introduction that hold no slot ("two teenage daughters", "mad about
     rugby"): facts about the user the clause reader words as sentences. [] when ``text`` is no
-    introduction."""
-    named = any(c.slot == "name" for c in extract(text))
+    introduction. ``named``: a name was already found in the message (by ``extract``)."""
     return _introduction(text, named)[1]
 
 
@@ -1156,7 +1155,7 @@ def _describes_user(piece: str) -> bool:
 def _introduction(text: str, named: bool) -> tuple[list[_Hit], list[str]]:
     body = _INTRO_MARK.sub("", text, count=1)
     raw = [
-        _TRAILING_PARTICLE.sub("", _LIST_MARK.sub("", p)).strip(" .:")
+        _TRAILING_PARTICLE.sub("", LIST_MARK.sub("", p)).strip(" .:")
         for p in _PIECE_CUT.split(_prepare(body))
     ]
     raw = [p for p in raw if p and not _GREETING_ONLY.match(p)]
@@ -1193,7 +1192,7 @@ _I_AM_NAME = re.compile(
 _TRAILING_PARTICLE = re.compile(
     r"(?:\s+(?:btw|rn|lol|lmao|tbh|ngl|fyi|haha|now|these days|though|tho))+\s*$", re.IGNORECASE
 )
-_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
+LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")  # also used by clauses.py
 _GREETING_ONLY = re.compile(rf"^(?:{W.GREETINGS}|he+y+a*|hi+|hiya)$", re.IGNORECASE)
 _FINITE = frozenset(["is", "are", "was", "were", "has", "have", "had"])
 # Verbs that can open a piece and still say where the user is ("living in Leeds").

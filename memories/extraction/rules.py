@@ -57,6 +57,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from memories.extraction import clauses_words as LW  # the list-heading patterns, shared
 from memories.extraction import rules_words as W
 from memories.extraction.classify import (
     clean_tags,
@@ -170,7 +171,11 @@ def _numbered_workflow(text: str) -> tuple[Candidate | None, str]:
     first = items[0]
     heading = lines[first - 1].strip() if first > 0 and lines[first - 1].strip() else ""
     steps = [m.group(1).strip().rstrip(".;") for _, m in matches]
-    if _ERRANDS.search(heading) or _REPLY_HEADING.search(heading) or _RULE_LIST.search(heading):
+    if (
+        LW.ERRANDS.search(heading)
+        or LW.REPLY_HEADING.search(heading)
+        or LW.RULE_HEADING.search(heading)
+    ):
         # a to-do list is errands for now; "How I like my answers:" lists orders, not steps
         return None, text
     if not (_PROCESS_HEADING.search(heading) or are_steps(steps)):
@@ -341,7 +346,7 @@ def _workflow(sentence: str, confidence: float) -> Candidate | None:
         return _procedure("workflow", sentence, confidence)
     labelled = _LABELLED_STEPS.match(sentence)
     label = sentence.split(":", 1)[0]
-    if labelled and (_ERRANDS.search(label) or _REPLY_HEADING.search(label)):
+    if labelled and (LW.ERRANDS.search(label) or LW.REPLY_HEADING.search(label)):
         return None  # "TODO: fix tests, update docs", "Summary of your answer: restart, ..."
     if labelled and _is_step_list(labelled["steps"]):
         return _procedure("workflow", sentence, confidence)
@@ -360,16 +365,6 @@ def _is_step_list(text: str) -> bool:
     return commas >= 2 and are_steps(text.split(","))
 
 
-# "Don'ts:", "House rules:": each item is a rule of its own, not a step.
-_RULE_LIST = re.compile(
-    r"\b(?:rules?|don'?ts|requirements?|polic(?:y|ies)|guidelines?|constraints?|never)\b", re.I
-)
-_REPLY_HEADING = re.compile(r"\b(?:answers?|replies|responses?|you said)\b", re.IGNORECASE)
-_ERRANDS = re.compile(
-    r"\b(?:to ?-?dos?|todo list|shopping list|groceries|grocery list|errands|reminders|the plan"
-    r"|summary|recap)\b",
-    re.I,
-)
 # A heading that names a way of doing something: "How I do laundry:", "Deploy flow for X:".
 _PROCESS_HEADING = re.compile(
     rf"\b(?:how (?:i|we|to)|{W.WORKFLOW_NOUNS}|flow|every (?:day|morning|evening|week|month"
