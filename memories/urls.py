@@ -2,16 +2,30 @@ from __future__ import annotations
 
 from django.urls import path
 
-from memories import views
+from memories.views import extractions, facts, memory, overview, settings, threads
 
 app_name = "memories"
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("memories/<int:memory_id>/", views.memory_detail, name="memory"),
-    path("memories/<int:memory_id>/edit/", views.memory_edit, name="edit"),
-    path("memories/<int:memory_id>/status/", views.memory_status, name="status"),
-    path("memories/<int:memory_id>/reverse/", views.memory_reverse, name="reverse"),
-    path("memories/<int:memory_id>/delete/", views.memory_delete, name="delete"),
-    path("memories/<int:memory_id>/decision/", views.decide, name="decide"),
-    path("review/memories/", views.review, name="review"),
+    path("", memory.dashboard, name="dashboard"),
+    path("memories/<int:memory_id>/", memory.memory_detail, name="memory"),
+    path("memories/<int:memory_id>/edit/", memory.memory_edit, name="edit"),
+    path("memories/<int:memory_id>/status/", memory.memory_status, name="status"),
+    path("memories/<int:memory_id>/reverse/", memory.memory_reverse, name="reverse"),
+    path("memories/<int:memory_id>/delete/", memory.memory_delete, name="delete"),
+    path("memories/<int:memory_id>/decision/", memory.decide, name="decide"),
+    path("review/memories/", memory.review, name="review"),
+    path("overview/", overview.overview, name="overview"),
+    path("extractions/", extractions.extraction_list, name="extractions"),
+    path("extractions/<int:extraction_id>/", extractions.extraction_detail, name="extraction"),
+    path(
+        "extractions/<int:extraction_id>/retry/",
+        extractions.extraction_retry,
+        name="extraction-retry",
+    ),
+    path("threads/", threads.thread_list, name="threads"),
+    path("threads/<str:thread_id>/", threads.thread_detail, name="thread"),
+    # Fact keys may contain "/": the namespace and key travel as query/form fields.
+    path("facts/", facts.fact_list, name="facts"),
+    path("facts/delete/", facts.fact_delete, name="fact-delete"),
+    path("settings/memory/", settings.memory_settings, name="settings"),
 ]

@@ -38,3 +38,10 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
         return render(request, "notes/review.html#note-row", {"note": note, "replaces": []})
     messages.success(request, f"Note {note.uid} {note.status}.")
     return HttpResponseRedirect(reverse("notes:review"))
+
+
+def browse(request: HttpRequest) -> HttpResponse:
+    """Placeholder: filled in by the notes browser."""
+    from django.http import Http404
+
+    raise Http404("not built yet")
