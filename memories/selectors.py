@@ -205,16 +205,16 @@ def list_all_facts() -> list[Fact]:
     return list(Fact.objects.filter(_live(timezone.now())).order_by("namespace", "key"))
 
 
-_THREAD_SQL = "SELECT * FROM memories_thread WHERE id = %s"
-
-
 def get_thread(thread_id: str) -> Thread:
-    # raw(): no ORM query compilation on the message-saving hot path.
-    found = Thread.objects.raw(_THREAD_SQL, [clean_message_id(thread_id, "thread id")])
-    thread = next(iter(found), None)
-    if thread is None:
+    # A read plan, not the ORM or raw(): every saved message looks its thread up
+    # (the ingest hot path), and raw() maps columns to fields anew on each call.
+    plan = read_plan(Thread)
+    with connection.cursor() as cursor:
+        sql = f"SELECT {plan.columns} FROM memories_thread WHERE id = %s"
+        row = cursor.execute(sql, [clean_message_id(thread_id, "thread id")]).fetchone()
+    if row is None:
         raise NotFound(f"thread {thread_id!r} not found")
-    return thread
+    return plan.instance(Thread, row)
 
 
 def list_threads(ns: str | None = None) -> list[Thread]:

@@ -7,6 +7,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -239,6 +240,20 @@ _NEWEST_MESSAGE_SQL = (
 _TOUCH_THREAD_SQL = "UPDATE memories_thread SET updated_at = %s WHERE id = %s"
 
 
+@dataclass(frozen=True)
+class MessageDraft:
+    """A message's checked input, ready for ``message_write``."""
+
+    thread_id: str
+    message_id: str
+    replaces: bool  # a caller-chosen id: it may name a message to replace
+    role: str
+    content: Any
+    created_at: datetime | None
+    provenance: dict[str, Any] | None
+    now: datetime  # read before the write transaction, so waiting for the lock is not counted
+
+
 def save_message(
     thread_id: str,
     role: str,
@@ -255,6 +270,20 @@ def save_message(
     ``created_at`` must be timezone-aware: guessing a zone for a naive time
     would silently reorder the conversation.
     """
+    draft = message_draft(thread_id, role, content, id, created_at, provenance)
+    with transaction.atomic():
+        return message_write(draft)
+
+
+def message_draft(
+    thread_id: str,
+    role: str,
+    content: Any,
+    id: str | None = None,
+    created_at: datetime | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> MessageDraft:
+    """``save_message``'s checks, which need no database (InvalidInput when one fails)."""
     thread_id = clean_message_id(thread_id, "thread id")
     role = _clean_role(role)
     stored = _json_copy(content, "message content")
@@ -270,27 +299,36 @@ def save_message(
     message_id = new_id() if id is None else clean_message_id(id)
     created_at = _clean_created_at(created_at)
     provenance = _clean_provenance(provenance)
-    now = timezone.now()
-    with transaction.atomic():
-        thread = get_thread(thread_id)
-        # A fresh uuid cannot exist yet: only a caller-chosen id may be a replacement.
-        message = None if id is None else message_get(message_id)
-        if message is not None and message.thread_id != thread.pk:
-            raise Conflict(f"message id {message_id!r} already belongs to another thread")
-        is_new = message is None
-        if message is None:
-            message = Message(
-                id=message_id, thread=thread, created_at=created_at or _append_time(thread, now)
-            )
-        message.role, message.content, message.provenance = role, stored, provenance
-        if is_new:
-            fast_insert(message)
-        else:
-            message.save()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _TOUCH_THREAD_SQL, [connection.ops.adapt_datetimefield_value(now), thread.pk]
-            )
+    return MessageDraft(
+        thread_id, message_id, id is not None, role, stored, created_at, provenance, timezone.now()
+    )
+
+
+def message_write(draft: MessageDraft) -> Message:
+    """``save_message``'s writes, inside the caller's transaction.
+
+    For callers that already hold one (``message_ingest`` writes the message and
+    its Extraction together): a nested atomic block would only add a savepoint.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("message_write needs an open transaction (transaction.atomic)")
+    thread = get_thread(draft.thread_id)
+    # A fresh uuid cannot exist yet: only a caller-chosen id may be a replacement.
+    message = message_get(draft.message_id) if draft.replaces else None
+    if message is not None and message.thread_id != thread.pk:
+        raise Conflict(f"message id {draft.message_id!r} already belongs to another thread")
+    is_new = message is None
+    if message is None:
+        created_at = draft.created_at or _append_time(thread, draft.now)
+        message = Message(id=draft.message_id, thread=thread, created_at=created_at)
+    message.role, message.content, message.provenance = draft.role, draft.content, draft.provenance
+    if is_new:
+        fast_insert(message)
+    else:
+        message.save()
+    with connection.cursor() as cursor:
+        now = connection.ops.adapt_datetimefield_value(draft.now)
+        cursor.execute(_TOUCH_THREAD_SQL, [now, thread.pk])
     return message
 
 

@@ -63,3 +63,42 @@ def test_a_message_from_a_plan_behaves_like_an_orm_read() -> None:
     assert built._state.db == stored._state.db
     built.refresh_from_db()
     assert built.content == {"text": "hi"}
+
+
+def test_a_thread_from_get_thread_equals_an_orm_read() -> None:
+    from memories.models import Thread
+    from memories.selectors import get_thread
+    from memories.services import create_thread
+
+    thread = create_thread("user:alice", "plans")
+    built = get_thread(thread.pk)
+    stored = Thread.objects.get(pk=thread.pk)
+    for field in Thread._meta.concrete_fields:
+        assert getattr(built, field.attname) == getattr(stored, field.attname), field.name
+    assert built.updated_at.tzinfo is not None
+    assert built._state.adding is False
+
+
+def test_fast_update_writes_what_save_with_update_fields_writes() -> None:
+    from django.db import DatabaseError
+
+    from spaceduck.db.fast import fast_update
+
+    memory = memory_create(
+        namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t"
+    )
+    newer = memory_create(
+        namespace="user:alice", kind="fact", content="Alice likes mate.", actor="t"
+    )
+    memory.status, memory.superseded_by = "superseded", newer
+    memory.confidence = 0.95
+    memory.last_seen_at = datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+    fast_update(memory, ("status", "superseded_by", "confidence", "last_seen_at"))
+    stored = Memory.objects.get(pk=memory.pk)
+    assert (stored.status, stored.superseded_by_id) == ("superseded", newer.pk)
+    assert stored.confidence == 0.95
+    assert stored.last_seen_at == datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+    assert stored.content == "Alice likes tea."  # fields not named stay as they were
+    Memory.objects.filter(pk=memory.pk).delete()
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        fast_update(memory, ("status",))  # a row that is gone: as save(update_fields=...)

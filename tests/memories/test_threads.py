@@ -330,3 +330,16 @@ def test_delete_messages_handles_fifty_thousand_ids_in_one_call(thread: Thread) 
     assert max(bound) <= 999
     assert sorted(ids(list_messages(thread.id))) == sorted(kept)
     assert count_messages(other.id) == 1000
+
+
+def test_message_write_refuses_to_run_outside_a_transaction() -> None:
+    from unittest.mock import patch
+
+    from django.db import transaction
+
+    from memories.services import message_draft, message_write
+
+    draft = message_draft("no-such-thread", "user", "hi")
+    outside = patch.object(transaction.get_connection(), "in_atomic_block", False)
+    with outside, pytest.raises(RuntimeError, match="open transaction"):
+        message_write(draft)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import decimal
 from collections.abc import Mapping
+from functools import lru_cache
 from itertools import tee
 from typing import Any
 
@@ -53,8 +54,16 @@ class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[misc,name-defined]
 
     def convert_query(self, query: str, *, param_names: list[str] | None = None) -> str:
         if param_names is None:
-            return sqlite3_base.FORMAT_QMARK_REGEX.sub("?", query).replace("%%", "%")
+            return _qmark(query)
         return query % {name: f":{name}" for name in param_names}
+
+
+@lru_cache(maxsize=2048)
+def _qmark(query: str) -> str:
+    """``query`` with format placeholders as qmarks; cached, because the same few
+    statements run over and over (a saved message runs ~25) and the regex costs
+    more than the lookup."""
+    return sqlite3_base.FORMAT_QMARK_REGEX.sub("?", query).replace("%%", "%")
 
 
 def load_sqlite_vec(conn: Any) -> None:
