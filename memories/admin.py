@@ -52,6 +52,7 @@ from memories.models import (
     MemoryScope,
     Message,
     ProcedureSubtype,
+    ReembedJob,
     Thread,
 )
 from spaceduck.admin import (
@@ -760,3 +761,11 @@ class ExtractionAdmin(ReadOnlyAdmin):
     list_filter = ("status", NamespaceListFilter)
     search_fields = ("namespace", "thread_id", "task_id", "skill_id")
     show_full_result_count = False
+
+
+@admin.register(ReembedJob)
+class ReembedJobAdmin(ReadOnlyAdmin):
+    """Started and followed on Settings > Memory (memories.reembed); a record here."""
+
+    list_display = ("created_at", "provider", "model", "dimensions", "status", "done", "total")
+    list_filter = ("status",)

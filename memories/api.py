@@ -16,7 +16,7 @@ from ninja import Field, Path, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from pydantic import AfterValidator, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from memories import lifecycle, selectors, services
+from memories import extraction_log, lifecycle, selectors, services
 from memories.compaction import compact_conversation
 from memories.context import build_context
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, candidate_from_api
@@ -32,6 +32,7 @@ from memories.models import (
     Thread,
 )
 from memories.recall import RecallQuery, recall
+from spaceduck import runtime
 from spaceduck.access import (
     request_token,
     require_namespace,
@@ -176,8 +177,15 @@ class SearchHitOut(OutSchema):
     explanation: dict[str, Any] | None
 
 
+MemorySwitch = Annotated[
+    Literal["enabled", "disabled"],
+    Field(description="Settings > Memory: when disabled, agents are given no memories."),
+]
+
+
 class SearchOut(OutSchema):
     memories: list[SearchHitOut]
+    memory: MemorySwitch
 
 
 def _recall_text(text: str) -> str:
@@ -189,6 +197,22 @@ def _recall_text(text: str) -> str:
 # Something to recall: at least one character other than whitespace.
 QueryText = Annotated[
     str, AfterValidator(_recall_text), documented({"pattern": f"[^{WHITESPACE}]"})
+]
+
+
+# Task isolation (memories.recall.visible_task_ids), as search and context document it.
+EXCLUDE_TASK_MEMORIES = (
+    "Task isolation. true: only memories written outside any task. false: without a task, "
+    "also those written by scheduled tasks. Default (null): left out without a task; a "
+    "task is given its own and the untasked ones, never another task's."
+)
+SOURCE_TASK_ID = (
+    "The task asking (or the X-Spaceduck-Task header): it is given its own memories and "
+    "those written outside any task. Empty: no task (an interactive caller)."
+)
+SourceTaskQuery = Annotated[
+    StrictStr,
+    Field(max_length=_column(Memory, "source_task_id")),
 ]
 
 
@@ -207,10 +231,22 @@ def search_memories(
     top_k: int = Query(10, alias="topK", ge=1, le=100),
     explain: bool = Query(False, description="Add each hit's score breakdown."),
     include_superseded: bool = Query(False, alias="includeSuperseded"),
+    exclude_task_memories: bool | None = Query(None, description=EXCLUDE_TASK_MEMORIES),
+    source_task_id: Annotated[
+        SourceTaskQuery | None, Query(None, description=SOURCE_TASK_ID)
+    ] = None,
 ) -> Any:
-    """Hybrid recall (vector + keyword, fused, multiplied); see memories.recall."""
+    """Hybrid recall (vector + keyword, fused, multiplied); see memories.recall.
+
+    Task isolation: a task (`source_task_id` or the X-Spaceduck-Task header) is given
+    its own memories and those written outside any task, never another task's; without
+    a task, memories written by scheduled tasks are left out unless
+    `exclude_task_memories=false`."""
     canonical = resolve_namespace(request, namespace, "read")
     statuses = selectors.parse_choices(status, MemoryStatus.values, "status") or ["active"]
+    task_id, _ = task_and_skill(request, source_task_id, None)
+    if not runtime.memory_enabled():
+        return {"memories": [], "memory": "disabled"}
     query = RecallQuery(
         namespace=canonical,
         text=q,
@@ -221,6 +257,8 @@ def search_memories(
         thread_id=thread,
         project_id=project,
         include_superseded=include_superseded or "superseded" in statuses,
+        exclude_task_memories=exclude_task_memories,
+        source_task_id=task_id or None,
     )
     hits = recall(query)
     return {
@@ -232,7 +270,8 @@ def search_memories(
                 "explanation": hit.explanation.as_dict() if explain else None,
             }
             for hit in hits
-        ]
+        ],
+        "memory": "enabled",
     }
 
 
@@ -404,13 +443,103 @@ class ExtractionOut(OutSchema):
     finished_at: datetime | None
 
 
-@extractions_router.get("/{int:extraction_id}", response={200: ExtractionOut, **READ_ERRORS})
-def get_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
-    record = Extraction.objects.filter(pk=extraction_id).first()
+class ExtractionListOut(OutSchema):
+    extractions: list[ExtractionOut]
+    next: str | None = Field(
+        description="Pass as `after` for the next (older) page; null on the last page."
+    )
+
+
+ExtractionStatusFilter = api_choices(extraction_log.STATUSES)
+ONE_LINE = r"^[^\x00-\x1f\x7f]+$"
+PageCursorIn = Annotated[
+    str,
+    documented({"pattern": extraction_log.CURSOR_PATTERN, "maxLength": 39}),
+]
+
+
+@extractions_router.get("", response={200: ExtractionListOut, **READ_ERRORS})
+def list_extractions(
+    request: HttpRequest,
+    namespace: Annotated[
+        ApiNamespace | None,
+        Query(None, description="Default: every namespace the token is granted."),
+    ] = None,
+    status: Annotated[ExtractionStatusFilter | None, Query(None)] = None,
+    thread: str | None = Query(
+        None,
+        max_length=selectors.MAX_MESSAGE_ID_LENGTH,
+        pattern=ONE_LINE,
+        description="A thread id.",
+    ),
+    task_id: str | None = Query(None, max_length=_column(Extraction, "task_id"), pattern=ONE_LINE),
+    failed: bool = Query(
+        False, description="Only records with a failed attempt (failed, or retried after one)."
+    ),
+    created_from: Annotated[
+        ApiDatetime | None, Query(None, alias="from", description="created_at >= from.")
+    ] = None,
+    created_to: Annotated[
+        ApiDatetime | None, Query(None, alias="to", description="created_at <= to.")
+    ] = None,
+    limit: int = Query(extraction_log.API_LIST_LIMIT, ge=1, le=extraction_log.API_LIST_MAX),
+    after: Annotated[
+        PageCursorIn | None, Query(None, description="The `next` of the previous page.")
+    ] = None,
+) -> Any:
+    """Extraction records, newest first, limited to the token's namespaces."""
+    scope = None
+    canonical = ""
+    if namespace is not None:
+        canonical = require_namespace(request, namespace, "read")
+    else:
+        require_permission(request, "read")
+        scope = extraction_log.NamespaceScope.of_grants(request_token(request).namespaces)
+    filters = extraction_log.ExtractionFilter(
+        namespace=canonical,
+        statuses=tuple(selectors.parse_choices(status, extraction_log.STATUSES, "status")),
+        thread_id=thread or "",
+        task_id=task_id or "",
+        failed=failed,
+        created_from=created_from,
+        created_to=created_to,
+        scope=scope,
+    )
+    page = extraction_log.extraction_page(
+        filters=filters,
+        after=None if after is None else extraction_log.Position.decode(after),
+        size=limit,
+    )
+    return {
+        "extractions": page.extractions,
+        "next": None if page.older is None else page.older.encode(),
+    }
+
+
+def _visible_extraction(request: HttpRequest, extraction_id: int, permission: str) -> Extraction:
+    """The record, or the same 404 whether it is missing or outside the token's grants."""
+    record = extraction_log.extraction_get(extraction_id=extraction_id)
     if record is None or not request_token(request).grants_namespace(record.namespace):
         raise HttpError(404, f"extraction {extraction_id} not found")
-    require_permission(request, "read")
+    require_permission(request, permission)
     return record
+
+
+@extractions_router.get("/{int:extraction_id}", response={200: ExtractionOut, **READ_ERRORS})
+def get_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
+    return _visible_extraction(request, extraction_id, "read")
+
+
+@extractions_router.post(
+    "/{int:extraction_id}/retry",
+    response={200: ExtractionOut, **error_responses(401, 403, 404, 409, 422)},
+)
+def retry_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
+    """Queue a failed extraction again (fresh attempts; its errors stay as history).
+
+    409 when it is not failed, or when its message was deleted."""
+    record = _visible_extraction(request, extraction_id, "write")
+    return extraction_log.extraction_retry(extraction_id=record.pk, actor=_actor(request))
 
 
 class PurgedOut(OutSchema):
@@ -707,7 +836,7 @@ def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) 
             "extraction": None
             if extraction is None
             else {"id": extraction.pk, "status": extraction.status},
-            "memory": "enabled" if settings.MEMORY_ENABLED else "disabled",
+            "memory": "enabled" if runtime.memory_enabled() else "disabled",
         },
     )
 
@@ -741,7 +870,11 @@ class ContextIn(Schema):
     query: StrictStr | None = Field(None, description="Default: the last user message.")
     memory_budget: Budget | None = Field(None, description="Tokens; default 2000.")
     history_budget: Budget | None = Field(None, description="Tokens; default 4000.")
-    task_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Task header.")
+    task_id: SourceId | None = Field(
+        None, description="Or the X-Spaceduck-Task header; the same as `source_task_id`."
+    )
+    source_task_id: SourceId | None = Field(None, description=SOURCE_TASK_ID)
+    exclude_task_memories: StrictBool | None = Field(None, description=EXCLUDE_TASK_MEMORIES)
     compact: StrictBool = Field(
         False,
         description="First summarise the thread's older messages if it passes 85% of the "
@@ -770,6 +903,7 @@ class ContextTokensOut(OutSchema):
 
 class ContextOut(OutSchema):
     system: str
+    memory: MemorySwitch
     query: str | None
     memories: list[ContextMemoryOut]
     constraints_over_budget: bool
@@ -780,14 +914,28 @@ class ContextOut(OutSchema):
     token_estimate: ContextTokensOut
 
 
+def _context_task(payload: ContextIn) -> str | None:
+    """``task_id`` and ``source_task_id`` name the same thing: either, or both alike."""
+    given = {t for t in (payload.task_id, payload.source_task_id) if t is not None}
+    if len(given) > 1:
+        raise HttpError(422, "task_id and source_task_id differ; send one of them")
+    return given.pop() if given else None
+
+
 @context_router.post("", response={200: ContextOut, **WRITE_ERRORS, **error_responses(502)})
 def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
-    """The memory block (system prompt) and history for an agent's next turn."""
+    """The memory block (system prompt) and history for an agent's next turn.
+
+    Task isolation, for recalled memories and constraints alike: a task (`task_id`,
+    `source_task_id` or the X-Spaceduck-Task header) is given its own memories and those
+    written outside any task, never another task's; an interactive context (no task)
+    leaves out memories written by scheduled tasks unless `exclude_task_memories` is
+    false."""
     canonical = resolve_namespace(request, payload.namespace, "read")
     thread = _visible_thread(request, payload.thread_id)
     if thread.namespace != canonical:
         raise HttpError(404, f"thread {payload.thread_id!r} not found")
-    task_id, _ = task_and_skill(request, payload.task_id, None)
+    task_id, _ = task_and_skill(request, _context_task(payload), None)
     history_budget = payload.history_budget
     if history_budget is None:
         history_budget = settings.CONTEXT_HISTORY_BUDGET
@@ -808,9 +956,11 @@ def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
         memory_budget=payload.memory_budget,
         history_budget=history_budget,
         task_id=task_id or None,
+        exclude_task_memories=payload.exclude_task_memories,
     )
     return {
         "system": result.system_block,
+        "memory": "enabled" if result.memory_enabled else "disabled",
         "query": result.query,
         "memories": [
             {

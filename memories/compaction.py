@@ -60,7 +60,15 @@ class TtlGarbageCollector:
 
 
 class TokenLimiter:
-    """Per thread, deletes the oldest messages until the estimated tokens fit the budget."""
+    """Per thread, deletes the oldest messages until the estimated tokens fit the budget.
+
+    The thread's latest summary is never deleted: it is what is left of the older
+    conversation (the Summarizer dates its summary like the oldest message it
+    replaces, so oldest-first alone would delete it right after it was written).
+    It counts toward the budget; when it alone is over it, only it is left.
+    Older summaries are folded into the latest one and go oldest first like any
+    message.
+    """
 
     name = "token_limiter"
 
@@ -82,10 +90,13 @@ class TokenLimiter:
 
     def _over_budget(self, messages: Sequence[Message]) -> list[str]:
         total = sum(estimate_message_tokens(m.content) for m in messages)
+        kept = latest_summary(messages)
         drop: list[str] = []
         for message in messages:
             if total <= self.max_tokens:
                 break
+            if message is kept:
+                continue
             total -= estimate_message_tokens(message.content)
             drop.append(message.id)
         return drop
@@ -108,6 +119,12 @@ class SummaryOutcome:
 
 def is_summary(message: Message) -> bool:
     return isinstance(message.provenance, dict) and SUMMARY_MARKER in message.provenance
+
+
+def latest_summary(messages: Sequence[Message]) -> Message | None:
+    """The last summary of a thread's messages (in thread order), the one that stands
+    for everything summarised before it (see ``conversation_tail``)."""
+    return next((m for m in reversed(messages) if is_summary(m)), None)
 
 
 class Summarizer:

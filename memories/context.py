@@ -7,12 +7,18 @@
 Memories, in this order, within ``memory_budget`` estimated tokens:
 
 1. constraints: **every** active constraint procedure in scope (global, this
-   thread, this project; a task sees its own and non-task memories), whatever
-   the query. They are hard rules, so they are all included even when they
-   alone exceed the budget (``constraints_over_budget`` says so);
+   thread, this project) and visible to the caller's task, whatever the query.
+   They are hard rules, so they are all included even when they alone exceed
+   the budget (``constraints_over_budget`` says so);
 2. facts, 3. procedures (workflow before behavioral), 4. episodes (with their
    date) that hybrid recall found for the query, best score first in each
    section; a memory that does not fit is skipped.
+
+Task isolation (``recall.visible_task_ids``, for recall and constraints alike): a
+task's context (``task_id``) has its own memories and the untasked ones, never
+another task's; an interactive context (no task id) leaves out memories written by
+scheduled tasks unless ``exclude_task_memories`` is False; True leaves them out
+for a task too.
 
 The query defaults to the thread's last user message. With neither, only the
 constraints are injected. The block is wrapped in ``<spaceduck-memories>``
@@ -45,8 +51,9 @@ from memories.models import (
     MessageRole,
     ProcedureSubtype,
 )
-from memories.recall import RecallHit, RecallQuery, recall
+from memories.recall import RecallHit, RecallQuery, recall, visible_task_ids
 from memories.token_estimate import estimate_message_tokens, estimate_tokens, text_of
+from spaceduck import runtime
 from spaceduck.errors import InvalidInput, NotFound
 
 OPEN_TAG = "<spaceduck-memories>"
@@ -87,6 +94,7 @@ class ContextResult:
     history_tokens: int
     query: str | None
     constraints_over_budget: bool = False
+    memory_enabled: bool = True  # Settings > Memory off: no memory in the block
     token_estimate: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +110,7 @@ def build_context(
     memory_budget: int | None = None,
     history_budget: int | None = None,
     task_id: str | None = None,
+    exclude_task_memories: bool | None = None,
     now: datetime | None = None,
 ) -> ContextResult:
     """The memory block and history for the next turn of ``thread_id``.
@@ -116,6 +125,10 @@ def build_context(
         history_budget = settings.CONTEXT_HISTORY_BUDGET
     memory_budget = _clean_budget(memory_budget, "memory_budget")
     history_budget = _clean_budget(history_budget, "history_budget")
+    if exclude_task_memories is not None and not isinstance(exclude_task_memories, bool):
+        raise InvalidInput(
+            f"exclude_task_memories must be true, false or null, got {exclude_task_memories!r}"
+        )
     thread = selectors.get_thread(thread_id)
     if thread.namespace != namespace:  # the same answer as a missing thread
         raise NotFound(f"thread {thread_id!r} not found")
@@ -123,7 +136,8 @@ def build_context(
     if query is None:
         query = newest_user_text(thread.id)
     hits: list[RecallHit] = []
-    if query and query.strip():
+    enabled = runtime.memory_enabled()
+    if enabled and query and query.strip():
         hits = recall(
             RecallQuery(
                 namespace=namespace,
@@ -132,15 +146,21 @@ def build_context(
                 thread_id=thread.id,
                 project_id=project_id or None,
                 source_task_id=task_id or None,
+                exclude_task_memories=exclude_task_memories,
                 now=now,
             )
         )
-    constraints = active_constraints(
-        namespace=namespace,
-        thread_id=thread.id,
-        project_id=project_id,
-        task_id=task_id,
-        now=now,
+    constraints = (
+        active_constraints(
+            namespace=namespace,
+            thread_id=thread.id,
+            project_id=project_id,
+            task_id=task_id,
+            exclude_task_memories=exclude_task_memories,
+            now=now,
+        )
+        if enabled
+        else []
     )
     chosen, over_budget = _choose_memories(constraints, hits, memory_budget)
     block = render_block(chosen)
@@ -157,6 +177,7 @@ def build_context(
         history_tokens=history_tokens,
         query=query,
         constraints_over_budget=over_budget,
+        memory_enabled=enabled,
     )
 
 
@@ -220,9 +241,11 @@ def active_constraints(
     thread_id: str,
     project_id: str | None,
     task_id: str | None,
+    exclude_task_memories: bool | None = None,
     now: datetime,
 ) -> list[Memory]:
-    """Every active constraint in scope, most important first, then oldest first."""
+    """Every active constraint in scope and visible to the task (``visible_task_ids``,
+    as in recall), most important first, then oldest first."""
     in_scope = Q(scope="global") | Q(scope="thread", scope_id=thread_id)
     if project_id:
         in_scope |= Q(scope="project", scope_id=project_id)
@@ -235,8 +258,11 @@ def active_constraints(
     )
     where &= Q(expires_at__isnull=True) | Q(expires_at__gt=now)
     where &= in_scope
-    if task_id:  # like recall: a task sees its own memories and non-task ones
-        where &= Q(source_task_id="") | Q(source_task_id=task_id)
+    tasks = visible_task_ids(
+        source_task_id=task_id or None, exclude_task_memories=exclude_task_memories
+    )
+    if tasks is not None:
+        where &= Q(source_task_id__in=sorted(tasks))
     return list(Memory.objects.filter(where).order_by("-importance", "created_at", "pk"))
 
 

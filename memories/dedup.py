@@ -38,7 +38,8 @@ from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import content_hash, memory_history_record
-from spaceduck.db.fast import fast_insert
+from spaceduck import runtime
+from spaceduck.db.fast import fast_insert, fast_update, read_plan
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
 
@@ -79,8 +80,9 @@ _LIVE_WHERE = (
     "namespace = %s AND kind = %s AND scope = %s AND scope_id = %s "
     "AND status IN ('candidate', 'active', 'stale')"
 )
+# The whole row ({columns}: a read plan's), so an exact duplicate costs one query.
 _EXACT_SQL = (
-    f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND content_hash = %s "
+    f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} AND content_hash = %s "
     "ORDER BY id DESC LIMIT 1"
 )
 # Without statistics SQLite prefers the (namespace, status, kind) index and scans
@@ -104,7 +106,11 @@ def _same_message(memory: Memory, ctx: WriteContext) -> bool:
 
 
 def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) -> list[str]:
-    """Observed again: refresh last_seen_at, raise confidence, promote or revive it."""
+    """Observed again: refresh last_seen_at, raise confidence, promote or revive it.
+
+    The row and its history rows are written in one transaction: one commit
+    instead of one per statement, and never a change without its history.
+    """
     events = [MemoryEvent.Event.SEEN]
     memory.last_seen_at = ctx.now
     memory.confidence = min(
@@ -117,9 +123,10 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
             else MemoryEvent.Event.ACTIVATED
         )
         memory.status = MemoryStatus.ACTIVE
-    memory.save(update_fields=["last_seen_at", "confidence", "status"])
-    for event in events:
-        memory_history_record(memory=memory, event=event, actor=ctx.actor, reason=reason)
+    with transaction.atomic():
+        fast_update(memory, ("last_seen_at", "confidence", "status"))
+        for event in events:
+            memory_history_record(memory=memory, event=event, actor=ctx.actor, reason=reason)
     return [str(e) for e in events]
 
 
@@ -173,7 +180,7 @@ def store(
             old.status = MemoryStatus.SUPERSEDED
             old.superseded_by = memory
             old.updated_at = ctx.now
-            old.save(update_fields=["status", "superseded_by", "updated_at"])
+            fast_update(old, ("status", "superseded_by", "updated_at"))
             memory_history_record(
                 memory=old,
                 event=MemoryEvent.Event.SUPERSEDED,
@@ -188,14 +195,18 @@ def _budget_exhausted(ctx: WriteContext) -> bool:
     if not ctx.task_id:
         return False
     limit = (
-        settings.TASK_MAX_MEMORY_WRITES if ctx.max_memory_writes is None else ctx.max_memory_writes
+        runtime.task_max_memory_writes() if ctx.max_memory_writes is None else ctx.max_memory_writes
     )
     return Memory.objects.filter(source_task_id=ctx.task_id).count() >= limit
 
 
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
-    ids = _live_ids(ctx, candidate.kind, _EXACT_SQL, content_hash(candidate.content))
-    return Memory.objects.get(pk=ids[0]) if ids else None
+    plan = read_plan(Memory)
+    params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
+    with connection.cursor() as cursor:
+        sql = _EXACT_SQL.format(columns=plan.columns)
+        row = cursor.execute(sql, [*params, content_hash(candidate.content)]).fetchone()
+    return None if row is None else plan.instance(Memory, row)
 
 
 def _neighbours(

@@ -6,7 +6,7 @@ They only check and convert input; the changes themselves are the services'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -28,7 +28,7 @@ def _choices(choices: type[models.TextChoices], blank: str) -> list[tuple[str, s
     return [("", blank), *((value, value.replace("_", " ")) for value in choices.values)]
 
 
-def _no_control_characters(value: str) -> None:
+def one_line(value: str) -> None:
     if has_control_characters(value):
         raise ValidationError("must be one line without control characters")
 
@@ -40,10 +40,45 @@ def _namespace(value: str) -> str:
         raise ValidationError(str(exc)) from None
 
 
-class MemoryFilterForm(forms.Form):
-    """The viewer's query string: filters, recall, and where the page starts."""
+class Cursor(Protocol):
+    @classmethod
+    def decode(cls, raw: str) -> Any: ...
+
+
+class PagedFilterForm(forms.Form):
+    """A list page's query string: a namespace filter and where the page starts, as a keyset
+    cursor of ``cursor_type`` (whose ``decode`` raises InvalidInput on a bad one)."""
+
+    cursor_type: ClassVar[type[Cursor]]
 
     namespace = forms.CharField(required=False, max_length=255)
+    after = forms.CharField(required=False, max_length=100)
+    before = forms.CharField(required=False, max_length=100)
+
+    def clean_namespace(self) -> str:
+        value: str = self.cleaned_data["namespace"].strip()
+        return _namespace(value) if value else ""
+
+    def _cursor(self, name: str) -> Any:
+        raw: str = self.cleaned_data[name]
+        if not raw:
+            return None
+        try:
+            return self.cursor_type.decode(raw)
+        except InvalidInput as exc:
+            raise ValidationError(str(exc)) from None
+
+    def clean_after(self) -> Any:
+        return self._cursor("after")
+
+    def clean_before(self) -> Any:
+        return self._cursor("before")
+
+
+class MemoryFilterForm(PagedFilterForm):
+    """The viewer's query string: filters, recall, and where the page starts."""
+
+    cursor_type = PageCursor
     kind = forms.ChoiceField(required=False, choices=_choices(MemoryKind, "any kind"))
     status = forms.ChoiceField(required=False, choices=_choices(MemoryStatus, "any status"))
     scope = forms.ChoiceField(required=False, choices=_choices(MemoryScope, "any scope"))
@@ -53,34 +88,15 @@ class MemoryFilterForm(forms.Form):
     procedure_subtype = forms.ChoiceField(
         required=False, choices=_choices(ProcedureSubtype, "any subtype"), label="Subtype"
     )
-    task_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
-    skill_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+    task_id = forms.CharField(required=False, max_length=255, validators=[one_line])
+    skill_id = forms.CharField(required=False, max_length=255, validators=[one_line])
     q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS)
-    thread = forms.CharField(required=False, max_length=64, validators=[_no_control_characters])
-    project = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+    thread = forms.CharField(required=False, max_length=64, validators=[one_line])
+    project = forms.CharField(required=False, max_length=255, validators=[one_line])
     after = forms.CharField(required=False, max_length=64)
     before = forms.CharField(required=False, max_length=64)
 
     CHOICES = ("kind", "status", "scope", "source_type", "procedure_subtype")
-
-    def clean_namespace(self) -> str:
-        value: str = self.cleaned_data["namespace"]
-        return _namespace(value) if value else ""
-
-    def _cursor(self, name: str) -> PageCursor | None:
-        raw: str = self.cleaned_data[name]
-        if not raw:
-            return None
-        try:
-            return PageCursor.decode(raw)
-        except InvalidInput as exc:
-            raise ValidationError(str(exc)) from None
-
-    def clean_after(self) -> PageCursor | None:
-        return self._cursor("after")
-
-    def clean_before(self) -> PageCursor | None:
-        return self._cursor("before")
 
     def filters(self) -> MemoryFilter:
         data = self.cleaned_data
@@ -117,7 +133,7 @@ class MemoryEditForm(forms.Form):
     importance = forms.FloatField(min_value=0, max_value=1)
     confidence = forms.FloatField(min_value=0, max_value=1)
     scope = forms.ChoiceField(choices=MemoryScope.choices)
-    scope_id = forms.CharField(required=False, max_length=255, validators=[_no_control_characters])
+    scope_id = forms.CharField(required=False, max_length=255, validators=[one_line])
 
     FIELDS = (
         "title",

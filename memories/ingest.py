@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
 from memories.dedup import WriteContext, commit_candidate
@@ -20,7 +19,8 @@ from memories.extraction import gate
 from memories.extraction.pipeline import candidate_rejection
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole
-from memories.services import save_message
+from memories.services import message_draft, message_write
+from spaceduck import runtime
 from spaceduck.db.fast import fast_insert
 from spaceduck.errors import InvalidInput
 
@@ -44,11 +44,12 @@ def message_ingest(
     max_memory_writes: int | None = None,
 ) -> Ingested:
     """Save the message and queue its extraction (system messages are never extracted)."""
+    draft = message_draft(thread_id, role, content, id, created_at, provenance)
     with transaction.atomic():
-        message = save_message(
-            thread_id, role, content, id=id, created_at=created_at, provenance=provenance
-        )
-        if not settings.MEMORY_ENABLED or message.role == MessageRole.SYSTEM:
+        # message_write, not save_message: this block already is the transaction,
+        # and save_message's own atomic block would add a savepoint per message.
+        message = message_write(draft)
+        if not runtime.memory_enabled() or message.role == MessageRole.SYSTEM:
             return Ingested(message, None)
         record = fast_insert(
             Extraction(
@@ -107,8 +108,11 @@ def memory_write_check(
     Normalises the candidate in place (the gate trims and canonicalises fields), as the
     write itself would. Forms call it to show a refusal beside the input.
     """
-    if not settings.MEMORY_ENABLED:
-        raise InvalidInput("long-term memory is disabled on this server (SPACEDUCK_MEMORY_ENABLED)")
+    if not runtime.memory_enabled():
+        raise InvalidInput(
+            "long-term memory is disabled on this server (Settings > Memory, "
+            "or SPACEDUCK_MEMORY_ENABLED)"
+        )
     source = Source(
         role="user", text=candidate.content, source_type="api", task_id=task_id, skill_id=skill_id
     )

@@ -32,13 +32,13 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 import numpy as np
-from django.conf import settings
 from django.utils import timezone
 
 from memories import keyword_index, vector_index
 from memories.models import Memory, MemoryStatus
 from memories.selectors import memory_rows, message_neighbours
 from memories.staleness import decay, reactivate
+from spaceduck import runtime
 from spaceduck.db.fast import read_plan
 from spaceduck.fts import MAX_TERMS, index_words
 from spaceduck.providers import get_embedder
@@ -71,9 +71,12 @@ class RecallQuery:
     project_id: str | None = None
     min_confidence: float = 0.35
     include_superseded: bool = False
-    exclude_task_memories: bool = False
+    # Task isolation (see visible_task_ids): False and no source_task_id sees every
+    # memory (the dashboard); None is an agent's default: an interactive caller
+    # (no source_task_id) is given no memories written by scheduled tasks.
+    exclude_task_memories: bool | None = False
     source_task_id: str | None = None
-    semantic: bool | None = None  # None: settings.RECALL_SEMANTIC
+    semantic: bool | None = None  # None: Settings > Memory (SPACEDUCK_RECALL_SEMANTIC)
     now: datetime | None = None
     # For callers that already embedded ``text`` with the configured embedder
     # (benchmarks, batch jobs): used instead of embedding it again.
@@ -178,11 +181,43 @@ def keyword_list(namespace: str, text: str, limit: int) -> list[tuple[int, float
 
 
 def vector_list(query: RecallQuery, limit: int) -> list[tuple[int, float]]:
-    semantic = settings.RECALL_SEMANTIC if query.semantic is None else query.semantic
+    semantic = runtime.recall_semantic() if query.semantic is None else query.semantic
     if not semantic or "vector" not in query.lists:
         return []
     vector = get_embedder().embed([query.text])[0] if query.vector is None else query.vector
+    try:
+        return vector_index.search(query.namespace, vector, limit)
+    except vector_index.DimensionMismatch:
+        if query.vector is not None:
+            raise
+    # The embedder was just switched (memories.reembed) and this process had not yet read
+    # it: read the settings now and embed the query again.
+    runtime.forget_cached()
+    vector = get_embedder().embed([query.text])[0]
     return vector_index.search(query.namespace, vector, limit)
+
+
+def visible_task_ids(
+    *, source_task_id: str | None, exclude_task_memories: bool | None
+) -> frozenset[str] | None:
+    """Task isolation: the ``source_task_id`` values whose memories a caller is given
+    (``""``: written outside any task); None: every memory. Recall and the context's
+    constraints both obey it.
+
+    - ``exclude_task_memories`` true: untasked memories only, task or not;
+    - a task (``source_task_id``): its own memories and the untasked ones, never
+      another task's (false does not open other tasks' memories to it);
+    - no task: ``exclude_task_memories`` None, an agent's default, leaves out what
+      scheduled tasks wrote (an interactive context is not fed a task's working
+      notes); false asks for them too.
+    """
+    if exclude_task_memories:
+        return frozenset({""})
+    if source_task_id:
+        return frozenset({"", source_task_id})
+    if exclude_task_memories is None:
+        return frozenset({""})
+    return None
 
 
 def _statuses(query: RecallQuery) -> set[str]:
@@ -192,7 +227,13 @@ def _statuses(query: RecallQuery) -> set[str]:
     return statuses
 
 
-def _admitted(memory: _Row, query: RecallQuery, statuses: set[str], now: datetime) -> bool:
+def _admitted(
+    memory: _Row,
+    query: RecallQuery,
+    statuses: set[str],
+    tasks: frozenset[str] | None,
+    now: datetime,
+) -> bool:
     """The read filters, on a loaded candidate (the lists are at most 300 rows)."""
     if memory.namespace != query.namespace or memory.status not in statuses:
         return False
@@ -206,11 +247,7 @@ def _admitted(memory: _Row, query: RecallQuery, statuses: set[str], now: datetim
         return False
     if not _in_scope(memory, query):
         return False
-    if query.exclude_task_memories:
-        return not memory.source_task_id
-    if query.source_task_id:  # a task sees its own memories plus non-task ones
-        return memory.source_task_id in ("", query.source_task_id)
-    return True
+    return tasks is None or memory.source_task_id in tasks
 
 
 def _in_scope(memory: _Row, query: RecallQuery) -> bool:
@@ -313,11 +350,14 @@ def recall(query: RecallQuery) -> list[RecallHit]:
         else []
     )
     statuses = _statuses(query)
+    tasks = visible_task_ids(
+        source_task_id=query.source_task_id, exclude_task_memories=query.exclude_task_memories
+    )
     rows, whole = _rows(set(vector) | set(keyword))
     scored = [
         (row, _explain(row, vector, keyword, now))
         for row in rows
-        if _admitted(row, query, statuses, now)
+        if _admitted(row, query, statuses, tasks, now)
     ]
     present = {row.id for row, _ in scored}
     scored = [

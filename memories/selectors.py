@@ -182,7 +182,7 @@ def has_control_characters(text: str) -> bool:
     return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
 
 
-def _live(now: datetime) -> Q:
+def live_facts(now: datetime) -> Q:
     # Expiry is checked on every read, so an expired fact disappears at once,
     # not when the garbage collector happens to run.
     return Q(expires_at__isnull=True) | Q(expires_at__gt=now)
@@ -191,18 +191,20 @@ def _live(now: datetime) -> Q:
 def get_fact(ns: str, key: str) -> Fact | None:
     """The live fact at (namespace, key), or None when missing or expired."""
     namespace, key = clean_namespace(ns), clean_fact_key(key)
-    return Fact.objects.filter(_live(timezone.now()), namespace=namespace, key=key).first()
+    return Fact.objects.filter(live_facts(timezone.now()), namespace=namespace, key=key).first()
 
 
 def list_facts(ns: str) -> list[Fact]:
     """The namespace's live facts, by key."""
     namespace = clean_namespace(ns)
-    return list(Fact.objects.filter(_live(timezone.now()), namespace=namespace).order_by("key"))
+    return list(
+        Fact.objects.filter(live_facts(timezone.now()), namespace=namespace).order_by("key")
+    )
 
 
 def list_all_facts() -> list[Fact]:
     """Every live fact, by namespace then key."""
-    return list(Fact.objects.filter(_live(timezone.now())).order_by("namespace", "key"))
+    return list(Fact.objects.filter(live_facts(timezone.now())).order_by("namespace", "key"))
 
 
 def get_thread(thread_id: str) -> Thread:
@@ -436,11 +438,12 @@ def memory_count(*, filters: MemoryFilter, cap: int = COUNT_CAP) -> tuple[int, b
 
 # A skip scan: each step seeks the next namespace on the (namespace, ...) index, so
 # listing n namespaces costs n seeks, not a read of every memory (DISTINCT does that).
+# {table} is one of this module's callers' own table names, never user input.
 _NAMESPACES_SQL = """
 WITH RECURSIVE ns(name) AS (
-    SELECT min(namespace) FROM memories_memory
+    SELECT min(namespace) FROM {table}
     UNION ALL
-    SELECT (SELECT min(namespace) FROM memories_memory WHERE namespace > ns.name)
+    SELECT (SELECT min(namespace) FROM {table} WHERE namespace > ns.name)
     FROM ns WHERE ns.name IS NOT NULL
 )
 SELECT name FROM ns WHERE name IS NOT NULL LIMIT %s
@@ -450,8 +453,14 @@ NAMESPACE_CHOICES = 100
 
 def memory_namespaces(*, limit: int = NAMESPACE_CHOICES) -> list[str]:
     """The first ``limit`` namespaces holding memories, in order."""
+    return namespaces_of(Memory, limit=limit)
+
+
+def namespaces_of(model: type[Memory] | type[Fact], *, limit: int) -> list[str]:
+    """The first ``limit`` namespaces in ``model``'s table, in order: one index seek each."""
+    sql = _NAMESPACES_SQL.format(table=model._meta.db_table)
     with connection.cursor() as cursor:
-        return [row[0] for row in cursor.execute(_NAMESPACES_SQL, [limit]).fetchall()]
+        return [row[0] for row in cursor.execute(sql, [limit]).fetchall()]
 
 
 # --- A memory's page: where it came from ---------------------------------------------

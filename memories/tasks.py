@@ -10,6 +10,7 @@ from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
 from memories.compaction import run_compaction, run_ttl_gc
 from memories.extraction.runner import retry_delay, run_extraction
+from memories.reembed import run_reembed
 from memories.staleness import mark_stale
 
 
@@ -26,6 +27,14 @@ def extract_message(extraction_id: int) -> None:
     delay = retry_delay(record)
     if delay is not None and not settings.HUEY_IMMEDIATE:
         extract_message.schedule((extraction_id,), delay=delay)
+
+
+@db_task()
+@lock_task("reembed")
+def reembed_index(job_id: int) -> None:
+    """Settings > Memory > Embeddings: every memory's vector from the new embedder, then the
+    switch (memories.reembed). One at a time: the lock keeps a second worker out."""
+    run_reembed(job_id)
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.TTL_GC_EVERY_MINUTES}"))

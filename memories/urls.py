@@ -23,7 +23,7 @@ urlpatterns = [
         name="extraction-retry",
     ),
     path("threads/", threads.thread_list, name="threads"),
-    path("threads/<str:thread_id>/", threads.thread_detail, name="thread"),
+    path("threads/<path:thread_id>/", threads.thread_detail, name="thread"),
     # Fact keys may contain "/": the namespace and key travel as query/form fields.
     path("facts/", facts.fact_list, name="facts"),
     path("facts/delete/", facts.fact_delete, name="fact-delete"),

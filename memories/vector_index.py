@@ -118,6 +118,10 @@ _CREATE_VERSION_SQL = "SELECT value FROM memories_vec_info WHERE key = 'CREATE_V
 _DIMS = re.compile(r"float\[(\d+)\]")
 
 
+class DimensionMismatch(ValueError):
+    """A vector of another length than the index's (an embedder switch in progress)."""
+
+
 def create_table(cursor: object, dimensions: int) -> None:
     if not isinstance(dimensions, int) or dimensions < 1:
         raise ValueError(f"vector dimensions must be a positive integer, got {dimensions!r}")
@@ -152,7 +156,9 @@ def as_blob(vector: np.ndarray) -> bytes:
 def upsert(rows: Iterable[tuple[int, str, np.ndarray]]) -> None:
     """Store vectors; vec0 has no UPSERT, so an existing row is deleted first."""
     changed: dict[str, set[int]] = {}
-    with transaction.atomic(), connection.cursor() as cursor:
+    # No savepoint when nested: every caller (a memory write, a reindex batch)
+    # holds its own transaction and lets a failure roll all of it back anyway.
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         for memory_id, namespace, vector in rows:
             previous = _namespace_of(cursor, memory_id)
             if previous is not None:
@@ -197,7 +203,14 @@ def search(
     """
     if k <= 0 or not namespace or (candidate_ids is not None and not candidate_ids):
         return []
-    return _snapshot(namespace).top_k(_unit(vector), k, candidate_ids)
+    snapshot = _snapshot(namespace)
+    if snapshot.size and snapshot.matrix.shape[0] != np.shape(vector)[-1]:
+        # Seen only right after an embedder switch, before this process read the new setting.
+        raise DimensionMismatch(
+            f"the query has {np.shape(vector)[-1]} dimensions, the index's vectors "
+            f"{snapshot.matrix.shape[0]}"
+        )
+    return snapshot.top_k(_unit(vector), k, candidate_ids)
 
 
 def cache_clear() -> None:
@@ -621,3 +634,35 @@ def _best(ids: Ids, scores: Matrix, k: int) -> list[tuple[int, float]]:
         for memory_id, score in zip(ids[top].tolist(), scores[top].tolist(), strict=True)
         if score != -np.inf
     ]
+
+
+# --- Re-embedding beside the index in use (memories.reembed) ----------------------
+
+_ALL_VERSIONS_SQL = "SELECT namespace, version FROM memories_vector_version WHERE namespace != ''"
+_CHANGED_IDS_SQL = (
+    "SELECT version, memory_id FROM memories_vector_change WHERE namespace = %s AND version > %s"
+)
+
+
+def namespace_versions() -> dict[str, int]:
+    """Every namespace's vector counter: compare two readings to learn where vectors changed."""
+    with connection.cursor() as cursor:
+        return {str(ns): int(v) for ns, v in cursor.execute(_ALL_VERSIONS_SQL).fetchall()}
+
+
+def changed_ids(namespace: str, since: int, until: int) -> set[int] | None:
+    """The memories whose vector was written or deleted in ``namespace`` after version
+    ``since``; None when the log no longer reaches back that far (pruned)."""
+    with connection.cursor() as cursor:
+        logged = cursor.execute(_CHANGED_IDS_SQL, [namespace, since]).fetchall()
+    if not {version for version, _ in logged} >= set(range(since + 1, until + 1)):
+        return None
+    return {int(memory_id) for _, memory_id in logged}
+
+
+def replace_from(cursor: Any, staging_sql: str, dimensions: int) -> None:
+    """Replace the table with one of ``dimensions`` filled by ``staging_sql`` (rows of
+    memory_id, namespace, embedding), inside the caller's transaction; every process's
+    cached copies are reloaded on their next search (the epoch moves)."""
+    recreate_table(cursor, dimensions)
+    cursor.execute("INSERT INTO memories_vec(memory_id, namespace, embedding) " + staging_sql)

@@ -174,12 +174,6 @@ def _by(request: HttpRequest) -> str:
     return f"token:{request_token(request).name}"
 
 
-def _split_statuses(status: str | None) -> list[str] | None:
-    if status is None:
-        return None
-    return [part.strip() for part in status.split(",")]
-
-
 # --- search (declared before /{note_id} so "search" is not read as an id) ------
 
 
@@ -236,7 +230,7 @@ def search(
         q,
         limit,
         namespace,
-        _split_statuses(status),
+        selectors.split_status_param(status),
         include_superseded,
         namespaces=namespaces,
     )
@@ -280,7 +274,7 @@ def list_notes(
     canonical = require_namespace(request, namespace, "read")
     notes = selectors.list_notes(
         canonical,
-        status=_split_statuses(status),
+        status=selectors.split_status_param(status),
         include_superseded=include_superseded,
         kind=kind,
     )

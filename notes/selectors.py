@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession
 from notes.services import (
@@ -50,6 +50,14 @@ class NoteHit:
 
 
 _Loader = Callable[[list[tuple[int, float]]], list[NoteHit]]
+
+
+def split_status_param(status: str | None) -> list[str] | None:
+    """A status filter as a query string gives it ("pending,rejected", "any"), as the
+    list parse_status_filter takes; None (no parameter) stays None, the default."""
+    if status is None:
+        return None
+    return [part.strip() for part in status.split(",")]
 
 
 def parse_status_filter(status: str | Iterable[str] | None) -> list[str] | None:
@@ -105,12 +113,15 @@ def list_notes(
     status: str | Iterable[str] | None = NoteStatus.ACCEPTED,
     include_superseded: bool = False,
     kind: str | None = None,
+    namespace_kind: str | None = None,
 ) -> QuerySet[Note]:
-    """Notes of ``namespace`` (every namespace when None) under the read contract,
-    oldest first."""
+    """Notes of ``namespace`` (every namespace when None; with ``namespace_kind``
+    every namespace of that kind) under the read contract, oldest first."""
     queryset = Note.objects.all()
     if namespace is not None:
         queryset = queryset.filter(namespace=check_namespace(namespace))
+    if namespace_kind is not None:
+        queryset = queryset.filter(namespace_kind=check_namespace_kind(namespace_kind))
     if kind is not None:
         queryset = queryset.filter(kind=check_text(kind, field="kind"))
     queryset = _apply_read_contract(
@@ -136,14 +147,104 @@ def note_supersedes(notes: Iterable[Note]) -> dict[int, list[str]]:
     return result
 
 
-def review_queue() -> list[tuple[Note, list[Note]]]:
+@dataclass(frozen=True)
+class NoteLinks:
+    """A note's supersession edges both ways, oldest edge first."""
+
+    supersedes: list[Note]  # the notes this one replaces (while it is accepted)
+    superseded_by: list[Note]  # the notes that replace this one (if accepted)
+
+    @property
+    def hidden_by(self) -> list[Note]:
+        """The accepted superseders: the ones that hide this note from readers."""
+        return [note for note in self.superseded_by if note.status == NoteStatus.ACCEPTED]
+
+
+def note_links(notes: Iterable[Note]) -> dict[int, NoteLinks]:
+    """For each note's pk, the notes it supersedes and the notes superseding it."""
+    ids = [note.pk for note in notes]
+    result: dict[int, NoteLinks] = {pk: NoteLinks([], []) for pk in ids}
+    for start in range(0, len(ids), LOAD_BATCH):
+        batch = ids[start : start + LOAD_BATCH]
+        edges = (
+            NoteSupersession.objects.filter(Q(note_id__in=batch) | Q(target_id__in=batch))
+            .select_related("note", "target")
+            .order_by("id")
+        )
+        for edge in edges:
+            if edge.note_id in result:
+                result[edge.note_id].supersedes.append(edge.target)
+            if edge.target_id in result:
+                result[edge.target_id].superseded_by.append(edge.note)
+    return result
+
+
+@dataclass(frozen=True)
+class ReplacedNote:
+    """A note a pending note would replace, and who else supersedes it already."""
+
+    note: Note
+    others: list[Note]  # its other superseders, any status
+
+    @property
+    def hidden_by(self) -> list[Note]:
+        """Accepted superseders: the note is already hidden from readers."""
+        return [note for note in self.others if note.status == NoteStatus.ACCEPTED]
+
+    @property
+    def proposed_by(self) -> list[Note]:
+        """Superseders that do not hide it (pending or rejected)."""
+        return [note for note in self.others if note.status != NoteStatus.ACCEPTED]
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    note: Note
+    replaces: list[ReplacedNote]
+
+
+def review_rows(notes: Iterable[Note]) -> list[ReviewRow]:
+    """``notes``, each with what accepting it would hide, and whether each of those is
+    superseded already (and by what)."""
+    notes = list(notes)
+    links = note_links(notes)
+    targets = [target for note in notes for target in links[note.pk].supersedes]
+    target_links = note_links(targets)
+    return [
+        ReviewRow(
+            note=note,
+            replaces=[
+                ReplacedNote(
+                    note=target,
+                    others=[
+                        other
+                        for other in target_links[target.pk].superseded_by
+                        if other.pk != note.pk
+                    ],
+                )
+                for target in links[note.pk].supersedes
+            ],
+        )
+        for note in notes
+    ]
+
+
+def review_queue() -> list[ReviewRow]:
     """Pending notes of every namespace (read contract), oldest first, each with the
     notes it supersedes: what accepting it would hide."""
-    pending = list(list_notes(status=NoteStatus.PENDING))
-    edges = note_supersedes(pending)
-    wanted = {uid for uids in edges.values() for uid in uids}
-    targets = {note.uid: note for note in Note.objects.filter(uid__in=wanted)}
-    return [(note, [targets[uid] for uid in edges[note.pk] if uid in targets]) for note in pending]
+    return review_rows(list_notes(status=NoteStatus.PENDING))
+
+
+def note_namespaces(limit: int = 500) -> list[str]:
+    """Namespaces that hold notes, for the browser's namespace suggestions."""
+    return list(
+        Note.objects.order_by("namespace").values_list("namespace", flat=True).distinct()[:limit]
+    )
+
+
+def search_kinds() -> list[NoteSearchKind]:
+    """The namespace kinds whose notes are full-text indexed."""
+    return list(NoteSearchKind.objects.order_by("kind"))
 
 
 def review_count() -> int:
@@ -163,6 +264,7 @@ def search_notes(
     include_superseded: bool = False,
     *,
     namespaces: Iterable[str] | None = None,
+    note_kind: str | None = None,
 ) -> list[Note]:
     """Notes of namespace kind ``kind`` matching ``query`` as literal text, best first."""
     hits = search_note_hits(
@@ -173,6 +275,7 @@ def search_notes(
         status,
         include_superseded,
         namespaces=namespaces,
+        note_kind=note_kind,
     )
     return [hit.note for hit in hits]
 
@@ -186,13 +289,17 @@ def search_note_hits(
     include_superseded: bool = False,
     *,
     namespaces: Iterable[str] | None = None,
+    note_kind: str | None = None,
 ) -> list[NoteHit]:
     """Like search_notes, with each note's BM25 score.
 
     ``namespaces`` (keyword-only) restricts results to those namespaces, e.g. a
     token's grants; the page is still filled from the rest of the matches.
+    ``note_kind`` keeps only notes of that kind (the note's own ``kind`` field).
     """
     kind = check_namespace_kind(kind)
+    if note_kind is not None:
+        note_kind = check_text(note_kind, field="kind")
     limit = _check_limit(limit)
     allowed = _allowed_namespaces(kind, namespace=namespace, namespaces=namespaces)
     statuses = parse_status_filter(status)
@@ -212,9 +319,38 @@ def search_note_hits(
             namespaces=allowed,
             statuses=statuses,
             include_superseded=bool(include_superseded),
+            note_kind=note_kind,
         )
 
     return _fill_page(expression, limit=limit, load=load)
+
+
+def search_enabled_kinds(
+    query: str,
+    limit: int = 20,
+    *,
+    status: str | Iterable[str] | None = NoteStatus.ACCEPTED,
+    include_superseded: bool = False,
+    note_kind: str | None = None,
+) -> list[NoteHit]:
+    """search_note_hits over every namespace kind whose search is enabled, best first.
+
+    One FTS index spans the enabled kinds, so their BM25 scores compare.
+    """
+    hits: list[NoteHit] = []
+    for enabled in search_kinds():
+        hits.extend(
+            search_note_hits(
+                enabled.kind,
+                query,
+                limit,
+                status=status,
+                include_superseded=include_superseded,
+                note_kind=note_kind,
+            )
+        )
+    hits.sort(key=lambda hit: (-hit.score, hit.note.pk))
+    return hits[:limit]
 
 
 def check_text_query(query: object) -> str:
@@ -283,6 +419,7 @@ def _live_hits(
     namespaces: list[str] | None,
     statuses: list[str] | None,
     include_superseded: bool,
+    note_kind: str | None = None,
 ) -> list[NoteHit]:
     """The rows whose notes pass the filters and the read contract, in row order."""
     hits: list[NoteHit] = []
@@ -292,6 +429,8 @@ def _live_hits(
         queryset = Note.objects.filter(pk__in=[rowid for rowid, _ in batch], namespace_kind=kind)
         if namespaces is not None:
             queryset = queryset.filter(namespace__in=namespaces)
+        if note_kind is not None:
+            queryset = queryset.filter(kind=note_kind)
         queryset = _apply_read_contract(
             queryset, statuses=statuses, include_superseded=include_superseded
         )

@@ -8,5 +8,8 @@ app_name = "notes"
 urlpatterns = [
     path("", views.browse, name="browse"),
     path("review/", views.review, name="review"),
+    # Two segments, so no note id can shadow it.
+    path("search/enable/", views.enable_search, name="enable_search"),
+    path("<str:uid>/", views.note_detail, name="note"),
     path("<str:uid>/decision/", views.decide, name="decide"),
 ]

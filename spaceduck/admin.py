@@ -18,7 +18,13 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
-from spaceduck.models import PERMISSIONS, ApiToken, VectorIndexState
+from spaceduck.models import (
+    PERMISSIONS,
+    ApiToken,
+    RuntimeSetting,
+    SettingChange,
+    VectorIndexState,
+)
 from spaceduck.tokens import token_revoke
 
 # How many distinct namespaces a namespace filter lists (search finds the others).
@@ -248,3 +254,17 @@ class VectorIndexStateAdmin(ReadOnlyAdmin):
     """Changed only by migrations and `manage.py reindex`."""
 
     list_display = ("name", "provider", "model", "dimensions", "target_dimensions", "updated_at")
+
+
+@admin.register(RuntimeSetting)
+class RuntimeSettingAdmin(ReadOnlyAdmin):
+    """Changed only on Settings > Memory (spaceduck.runtime.settings_update), which records
+    each change; an edit here would skip that record."""
+
+    list_display = ("key", "value", "updated_by", "updated_at")
+
+
+@admin.register(SettingChange)
+class SettingChangeAdmin(ReadOnlyAdmin):
+    list_display = ("changed_at", "changed_by", "key", "old", "new", "reset")
+    list_filter = ("key",)

@@ -27,7 +27,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import URLPattern, URLResolver, re_path
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as RequestInvalid
 from ninja.parser import Parser
@@ -116,6 +116,8 @@ api = SpaceduckAPI(
         'Every error is JSON: `{"detail": "what was wrong and what is accepted"}`.'
     ),
     auth=TokenAuth(),
+    # Local assets ("ninja" in INSTALLED_APPS); no online validator badge either.
+    docs=Swagger(settings={"validatorUrl": None}),
     urls_namespace="api",
     parser=JsonParser(),
     renderer=JsonRenderer(),

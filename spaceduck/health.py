@@ -7,7 +7,8 @@ reasons are in ``problems``) or ``error`` (503: no database).
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -16,7 +17,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 
-def _queue_length() -> int | None:
+def queue_length() -> int | None:
+    """Tasks waiting in the queue, or None when the queue cannot answer."""
     from huey.contrib.djhuey import HUEY
 
     try:
@@ -47,7 +49,7 @@ def health_report() -> tuple[dict[str, Any], int]:
         "problem": embedding_fingerprint_problem(),
     }
     body["chat"] = {"provider": settings.SPACEDUCK_CHAT["provider"]}
-    body["queue"] = {"pending": _queue_length(), "immediate": settings.HUEY_IMMEDIATE}
+    body["queue"] = {"pending": queue_length(), "immediate": settings.HUEY_IMMEDIATE}
     body["worker"], worker_problem = _worker()
     body["extractions"], extraction_problems = _extractions()
     body["indexes"] = _indexes()
@@ -73,43 +75,90 @@ def _indexes() -> dict[str, Any]:
         return {"problem": f"the search indexes cannot be counted ({exc.__class__.__name__})"}
 
 
-def _worker() -> tuple[dict[str, Any], str | None]:
+@dataclass(frozen=True)
+class WorkerState:
+    """The background workers as their heartbeats tell it (health and the overview)."""
+
+    immediate: bool  # no worker needed: tasks run inside requests
+    alive: int = 0
+    last_beat_at: datetime | None = None
+    seconds_ago: float | None = None  # since the last beat, rounded to 0.1 s
+    problem: str | None = None  # what a person should know, None when all is well
+
+    @property
+    def running(self) -> bool:
+        return self.immediate or self.alive > 0
+
+
+def worker_state() -> WorkerState:
     from spaceduck.worker import last_heartbeat, live_workers
 
     if settings.HUEY_IMMEDIATE:
-        return {"mode": "immediate (tasks run inside requests)"}, None
+        return WorkerState(immediate=True)
     alive = live_workers()
     last = last_heartbeat()
-    ago = None if last is None else round((timezone.now() - last.beat_at).total_seconds(), 1)
-    report = {"alive": len(alive), "last_heartbeat_seconds_ago": ago}
-    if alive:
-        return report, None
-    if last is None:
-        return report, "no background worker has ever started (run `manage.py serve`)"
-    return report, f"no background worker has beaten for {ago:.0f} s: extractions are not running"
+    beat_at = None if last is None else last.beat_at
+    ago = None if beat_at is None else round((timezone.now() - beat_at).total_seconds(), 1)
+    problem = None
+    if not alive:
+        problem = (
+            "no background worker has ever started (run `manage.py serve`)"
+            if ago is None
+            else f"no background worker has beaten for {ago:.0f} s: extractions are not running"
+        )
+    return WorkerState(
+        immediate=False, alive=len(alive), last_beat_at=beat_at, seconds_ago=ago, problem=problem
+    )
 
 
-def _extractions() -> tuple[dict[str, Any], list[str]]:
+def _worker() -> tuple[dict[str, Any], str | None]:
+    state = worker_state()
+    if state.immediate:
+        return {"mode": "immediate (tasks run inside requests)"}, None
+    return {"alive": state.alive, "last_heartbeat_seconds_ago": state.seconds_ago}, state.problem
+
+
+def extraction_counts(*, since: datetime | None = None) -> dict[str, int]:
+    """Extraction records by status (every status, zeros included), all or created since."""
+    from memories.models import Extraction
+
+    records = Extraction.objects.order_by()
+    if since is not None:
+        # Naming every status lets SQLite seek (status, created_at) once per status:
+        # the last day's rows only, not a scan of every extraction ever recorded.
+        records = records.filter(status__in=Extraction.Status.values, created_at__gte=since)
+    counts = dict(records.values_list("status").annotate(n=Count("id")))
+    return {status.value: counts.get(status, 0) for status in Extraction.Status}
+
+
+def extraction_stalls() -> tuple[dict[str, int], list[str]]:
+    """Extractions a dead worker left behind: running on an expired lease, or queued
+    past SPACEDUCK_EXTRACTION_STUCK_SECONDS; with what to tell a person."""
     from memories.models import Extraction
 
     now = timezone.now()
     due_before = now - timedelta(seconds=settings.EXTRACTION_STUCK_SECONDS)
-    counts = dict(Extraction.objects.order_by().values_list("status").annotate(n=Count("id")))
-    report: dict[str, Any] = {status: counts.get(status, 0) for status in Extraction.Status}
-    report["expired_leases"] = Extraction.objects.filter(
-        Q(lease_until__lt=now) | Q(lease_until__isnull=True), status="running"
-    ).count()
-    report["overdue"] = Extraction.objects.filter(
-        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lt=due_before),
-        status="queued",
-        created_at__lt=due_before,
-    ).count()
+    stalls = {
+        "expired_leases": Extraction.objects.filter(
+            Q(lease_until__lt=now) | Q(lease_until__isnull=True), status="running"
+        ).count(),
+        "overdue": Extraction.objects.filter(
+            Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lt=due_before),
+            status="queued",
+            created_at__lt=due_before,
+        ).count(),
+    }
     problems = []
-    if report["expired_leases"]:
-        problems.append(f"{report['expired_leases']} extraction(s) running with expired leases")
-    if report["overdue"]:
+    if stalls["expired_leases"]:
+        problems.append(f"{stalls['expired_leases']} extraction(s) running with expired leases")
+    if stalls["overdue"]:
         problems.append(
-            f"{report['overdue']} extraction(s) queued for more than "
+            f"{stalls['overdue']} extraction(s) queued for more than "
             f"{settings.EXTRACTION_STUCK_SECONDS} s"
         )
-    return report, problems
+    return stalls, problems
+
+
+def _extractions() -> tuple[dict[str, Any], list[str]]:
+    stalls, problems = extraction_stalls()
+    return {**extraction_counts(), **stalls}, problems

@@ -93,3 +93,37 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return self.worker_id
+
+
+class RuntimeSetting(models.Model):
+    """A memory setting changed from the dashboard; it overrides the environment's default.
+
+    Written only through ``spaceduck.runtime.settings_update`` (which records the change);
+    every process reads it through ``spaceduck.runtime.current``.
+    """
+
+    key = models.CharField(max_length=64, primary_key=True)
+    value = models.JSONField()
+    updated_by = models.CharField(max_length=150)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.key} = {self.value!r}"
+
+
+class SettingChange(models.Model):
+    """Who changed a runtime setting, when, and from what to what (the values in effect);
+    ``reset``: the saved value was dropped, so the environment's default applies again."""
+
+    key = models.CharField(max_length=64, db_index=True)
+    old = models.JSONField(null=True, blank=True)
+    new = models.JSONField(null=True, blank=True)
+    reset = models.BooleanField(default=False)
+    changed_by = models.CharField(max_length=150)
+    changed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["-changed_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.old!r} -> {self.new!r} by {self.changed_by}"

@@ -14,7 +14,15 @@ screenshots at a 1280 px wide viewport:
 - ``viewer-search.png``: a recall query in ``user:demo`` with its hits and the
   first hit's "why" panel open;
 - ``memory.png``: a memory's page (provenance, supersession, history);
-- ``candidates.png``: the candidate queue.
+- ``candidates.png``: the candidate queue;
+- ``overview.png``: the overview (namespaces, work waiting, queue, worker, the last day's
+  extractions with the failure linked);
+- ``extractions.png``: the extraction log, every status;
+- ``extraction.png``: an extraction's page (the message, each candidate's decision and the
+  memories it names);
+- ``extraction-failed.png``: a failed extraction's page (its errors, the retry button);
+- ``thread.png``: a thread's page (a compaction summary, each message's extraction);
+- ``settings.png``: Settings > Memory, with where each value comes from and the changes made.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import os
 import secrets
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -48,7 +56,18 @@ CHROMIUM_ARGS = [
 WIDTH = 1280
 HEIGHT = 800
 SEARCH = "deploy on a Friday"
-SHOTS = ("viewer.png", "viewer-search.png", "memory.png", "candidates.png")
+SHOTS = (
+    "viewer.png",
+    "viewer-search.png",
+    "memory.png",
+    "candidates.png",
+    "overview.png",
+    "extractions.png",
+    "extraction.png",
+    "extraction-failed.png",
+    "thread.png",
+    "settings.png",
+)
 
 
 def take(*, out: Path, embedder: str, chromium: str, stdout: Writer) -> None:
@@ -106,26 +125,48 @@ def _message(thread: Any, message_id: str, role: str, text: str, minutes_ago: fl
     )
 
 
-def _extraction(message: Any, verdicts: list[dict[str, Any]]) -> None:
-    from django.utils import timezone
-
+def _extraction(
+    message: Any,
+    verdicts: list[dict[str, Any]],
+    *,
+    status: str = "done",
+    provider: str = "heuristic",
+    failures: Sequence[tuple[float, str]] = (),
+    duration_ms: float = 42.0,
+    task_id: str = "",
+) -> Any:
+    """The record the runner leaves for ``message``, created two seconds after it was said;
+    ``failures``: each failed attempt's end (seconds after the start) and error."""
     from memories.models import Extraction
 
-    Extraction.objects.create(
+    at = message.created_at + timedelta(seconds=2)
+    errors = [
+        {"attempt": n, "error": error, "at": (at + timedelta(seconds=after)).isoformat()}
+        for n, (after, error) in enumerate(failures, start=1)
+    ]
+    # The last attempt ends the run: the failure's, or the one that went through.
+    ended = failures[-1][0] if status == "failed" and failures else duration_ms / 1000
+    return Extraction.objects.create(
         message=message,
         thread_id=message.thread_id,
         namespace=message.thread.namespace,
-        status="done",
-        attempts=1,
-        provider="heuristic",
+        status=status,
+        attempts=len(errors) + (status == "done"),
+        provider=provider,
         candidates=verdicts,
-        duration_ms=42.0,
-        started_at=timezone.now(),
-        finished_at=timezone.now(),
+        errors=errors,
+        task_id=task_id,
+        duration_ms=duration_ms,
+        created_at=at,
+        started_at=at,
+        finished_at=at + timedelta(seconds=ended),
     )
 
 
 def _verdict(memory: Any, decision: str, reason: str, stage: str = "llm") -> dict[str, Any]:
+    """A verdict as memories.extraction.runner records it: a stored candidate names the
+    memory it created, a duplicate the one it matched."""
+    matched = decision == "duplicate"
     return {
         "candidate": {
             "kind": memory.kind,
@@ -136,8 +177,8 @@ def _verdict(memory: Any, decision: str, reason: str, stage: str = "llm") -> dic
         },
         "decision": decision,
         "reason": reason,
-        "memory_id": memory.pk,
-        "matched_memory_id": None,
+        "memory_id": None if matched else memory.pk,
+        "matched_memory_id": memory.pk if matched else None,
     }
 
 
@@ -202,13 +243,14 @@ def seed() -> dict[str, int]:
         reason=f"same identity slot (location) as memory {home.pk}",
         data={"superseded_by": home.pk},
     )
-    _extraction(
+    learnt = _extraction(
         said,
         [
             _verdict(demo["Name"], "duplicate", "already known (same content)", stage="regex"),
             _verdict(home, "stored", f"supersedes memory {old_home.pk} (identity slot location)"),
         ],
     )
+    _conversation_records(thread, demo)
     lifecycle.memory_edit(
         memory=home, changes={"tags": ["identity", "location", "home"]}, actor="staff:ada"
     )
@@ -297,7 +339,107 @@ def seed() -> dict[str, int]:
         content="Grace writes her notes in COBOL-flavoured English.",
         actor="api",
     )
-    return {"memory": home.pk}
+    failed = _release_bot_thread(bot)
+    _running_service()
+    return {"memory": home.pk, "extraction": learnt.pk, "failed": failed.pk}
+
+
+def _conversation_records(thread: Any, demo: dict[str, Any]) -> None:
+    """The demo thread as the pipeline leaves it: an earlier part compacted into a summary,
+    and an extraction record for the messages the demo data loads without one."""
+    from django.utils import timezone
+
+    from memories.compaction import SUMMARY_MARKER
+    from memories.models import Message, Thread
+
+    started = timezone.now() - timedelta(minutes=12)
+    Message.objects.create(
+        id="demo-m0",
+        thread=thread,
+        role="system",
+        content="Summary of the earlier conversation: Ada introduced the analytical engine "
+        "project and asked for help keeping its release process safe.",
+        provenance={SUMMARY_MARKER: {"replaces": ["demo-old-1", "demo-old-2"], "by": "heuristic"}},
+        created_at=started,
+    )
+    Thread.objects.filter(pk=thread.pk).update(created_at=started)
+    rejected = {
+        "candidate": {
+            "kind": "episode",
+            "content": "The assistant greeted Ada.",
+            "confidence": 0.4,
+            "importance": 0.1,
+            "stage": "llm",
+        },
+        "decision": "rejected",
+        "reason": "small talk: nothing durable to remember",
+        "memory_id": None,
+        "matched_memory_id": None,
+    }
+    _extraction(Message.objects.get(pk="demo-m2"), [rejected], duration_ms=31.0)
+    _extraction(
+        Message.objects.get(pk="demo-m3"),
+        [_verdict(demo["No Friday deploys"], "duplicate", "already known (cosine 0.98)")],
+        duration_ms=57.0,
+    )
+
+
+def _release_bot_thread(bot: str) -> Any:
+    """A task's thread where the chat provider failed three times (the log's failure) and
+    a later message that went through; returns the failed record."""
+    from django.utils import timezone
+
+    from memories.models import Memory, Thread
+
+    thread = Thread.objects.create(
+        id="release-2031",
+        namespace=bot,
+        title="Release 2.4.0",
+        created_at=timezone.now() - timedelta(minutes=4),
+    )
+    asked = _message(
+        thread,
+        "rel-m1",
+        "user",
+        "Tag 2.4.0 once CI is green, and from now on put breaking changes first in the notes.",
+        4,
+    )
+    # A timeout, then two 503s after the retry delays (10 s, 20 s).
+    failures = [
+        (30.0, "chat provider: timed out after 30.0 s"),
+        (40.4, "chat provider: 503 Service Unavailable (upstream overloaded)"),
+        (60.7, "chat provider: 503 Service Unavailable (upstream overloaded)"),
+    ]
+    failed = _extraction(
+        asked,
+        [],
+        status="failed",
+        provider="openai:gpt-4o-mini",
+        failures=failures,
+        duration_ms=312.0,
+        task_id="rel-2031",
+    )
+    done = _message(thread, "rel-m2", "assistant", "Tagged v2.4.0; the changelog is updated.", 2)
+    changelog = Memory.objects.get(namespace=bot, title="Changelog")
+    _extraction(
+        done,
+        [_verdict(changelog, "duplicate", "already known (cosine 0.96)")],
+        provider="openai:gpt-4o-mini",
+        duration_ms=812.0,
+        task_id="rel-2031",
+    )
+    return failed
+
+
+def _running_service() -> None:
+    """A worker that has just beaten (the overview shows it alive) and two settings changed
+    on the settings page (its history)."""
+    from spaceduck import runtime
+    from spaceduck.worker import heartbeat_beat
+
+    heartbeat_beat(worker="spaceduck-host:4242")
+    runtime.settings_update(values={"extraction_retries": 5}, actor="staff:ada")
+    runtime.settings_update(values={"task_max_memory_writes": 20}, actor="staff:grace")
 
 
 # --- The child: server and browser --------------------------------------------------------
@@ -341,6 +483,8 @@ def shoot(
 ) -> None:
     from playwright.sync_api import sync_playwright
 
+    from spaceduck.demo import DEMO_THREAD_ID
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
@@ -372,6 +516,36 @@ def shoot(
         page.wait_for_selector("#queue table.queue")
         page.screenshot(path=str(out / "candidates.png"), full_page=True)
         print("candidates.png: the candidate queue")
+
+        page.goto(f"{base}/overview/")
+        page.wait_for_selector("#overview #worker-card.worker-alive")
+        page.screenshot(path=str(out / "overview.png"), full_page=True)
+        print("overview.png: the overview")
+
+        page.goto(f"{base}/extractions/")
+        page.wait_for_selector("#extraction-list table.extractions")
+        page.screenshot(path=str(out / "extractions.png"), full_page=True)
+        print("extractions.png: the extraction log")
+
+        page.goto(f"{base}/extractions/{ids['extraction']}/")
+        page.wait_for_selector("#extraction-page #candidates")
+        page.screenshot(path=str(out / "extraction.png"), full_page=True)
+        print(f"extraction.png: extraction {ids['extraction']}'s page")
+
+        page.goto(f"{base}/extractions/{ids['failed']}/")
+        page.wait_for_selector("#extraction-page #extraction-status form.retry-form")
+        page.screenshot(path=str(out / "extraction-failed.png"), full_page=True)
+        print(f"extraction-failed.png: failed extraction {ids['failed']}'s page")
+
+        page.goto(f"{base}/threads/{DEMO_THREAD_ID}/")
+        page.wait_for_selector("#messages ol.thread-messages li.compaction-summary")
+        page.screenshot(path=str(out / "thread.png"), full_page=True)
+        print(f"thread.png: thread {DEMO_THREAD_ID}'s page")
+
+        page.goto(f"{base}/settings/memory/")
+        page.wait_for_selector("#memory-settings")
+        page.screenshot(path=str(out / "settings.png"), full_page=True)
+        print("settings.png: Settings > Memory")
         context.close()
         browser.close()
 

@@ -59,6 +59,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    # django-ninja's templates and static files: /api/docs serves Swagger UI from here,
+    # not from a CDN, so the docs work offline (whitenoise serves them via the finders).
+    "ninja",
     "huey.contrib.djhuey",
     "spaceduck",
     "memories",
@@ -200,6 +203,9 @@ WEB_THREADS = env_int("SPACEDUCK_WEB_THREADS", 2, minimum=1)
 WEB_TIMEOUT = env_int("SPACEDUCK_WEB_TIMEOUT", 60, minimum=1)
 
 # --- Long-term memory ------------------------------------------------------------
+# These give the defaults; Settings > Memory in the dashboard can override the ones listed in
+# spaceduck.runtime.SPECS, and every process re-reads those overrides this often.
+SETTINGS_REFRESH_SECONDS = env_float("SPACEDUCK_SETTINGS_REFRESH_SECONDS", 2.0, minimum=0.0)
 MEMORY_ENABLED = env_bool("SPACEDUCK_MEMORY_ENABLED", True)
 # Off: recall is keyword-only (still filtered and multiplied).
 RECALL_SEMANTIC = env_bool("SPACEDUCK_RECALL_SEMANTIC", True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from memories import keyword_index  # noqa: E402
+from spaceduck import runtime  # noqa: E402
 from spaceduck.providers import reset_providers  # noqa: E402
 from spaceduck.tokens import token_create  # noqa: E402
 
@@ -105,5 +106,6 @@ def _fresh_providers() -> Iterator[None]:
     """Providers are cached per process; tests that change settings get fresh ones."""
     reset_providers()
     keyword_index.forget_common()  # per-process, keyed by database name, like the test DB
+    runtime.forget_cached()  # a saved setting of an earlier test was rolled back
     yield
     reset_providers()

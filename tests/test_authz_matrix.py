@@ -27,7 +27,7 @@ from django.db import transaction
 from django.test import Client
 
 from memories.ingest import message_ingest
-from memories.models import Memory, MemoryStatus
+from memories.models import Extraction, Memory, MemoryStatus
 from memories.services import create_thread, memory_create, set_fact
 from notes.services import enable_note_search, save_note
 from spaceduck.models import ApiToken
@@ -95,7 +95,14 @@ ROUTES: dict[tuple[str, str], list[Call]] = {
         # Deciding a note (accepting, rejecting, reopening) needs approve, and only it.
         Call("approve", body={"status": "rejected"}),
     ],
+    ("GET", "/api/extractions"): [
+        Call("read", {"namespace": ALICE}),
+        # Without a namespace the list spans the caller's own grants.
+        Call("read", stranger=200),
+    ],
     ("GET", "/api/extractions/{extraction_id}"): [Call("read")],
+    # The fixture's extraction has failed, so retrying it is allowed.
+    ("POST", "/api/extractions/{extraction_id}/retry"): [Call("write")],
     ("DELETE", "/api/skills/{skill_id}/memories"): [Call("write", stranger=200)],
     ("POST", "/api/context"): [
         Call("read", body=lambda ids: {"namespace": ALICE, "thread_id": ids["thread_id"]})
@@ -156,6 +163,7 @@ def ids() -> dict[str, str]:
     enable_note_search("user")
     save_note(ALICE, "Restart the worker when it hangs.", id="note-1")
     assert ingested.extraction is not None
+    Extraction.objects.filter(pk=ingested.extraction.pk).update(status="failed")
     return {
         "memory_id": str(memory.pk),
         "extraction_id": str(ingested.extraction.pk),
@@ -240,3 +248,5 @@ def test_a_stranger_changes_nothing_of_alices(ids: dict[str, str]) -> None:
     assert Memory.objects.filter(pk=ids["memory_id"]).exists()
     search = client.get("/api/notes/search", {"kind": "user", "q": "worker"}, headers=headers)
     assert search.json() == {"notes": []}
+    listed = client.get("/api/extractions", headers=headers)
+    assert listed.json() == {"extractions": [], "next": None}

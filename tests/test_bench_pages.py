@@ -16,6 +16,11 @@ PAGES = [
     r"memory /memories/\d+/",
     "candidate queue",
     r"search \(hybrid recall\)",
+    "overview /overview/",
+    "extraction log",
+    "extractions, status failed",
+    "extractions, failed attempts",
+    r"thread \(30 messages\)",
 ]
 
 
@@ -32,6 +37,10 @@ def _bench(*extra: str) -> str:
         "5",
         "--requests",
         "3",
+        "--extractions",
+        "400",
+        "--thread-messages",
+        "30",
         *extra,
         stdout=buf,
     )
@@ -42,6 +51,8 @@ def test_bench_pages_prints_a_row_of_timings_for_every_page() -> None:
     out = _bench("--index", "status,updated_at", "--explain")
     assert "pages: 300 memories in user:big + 200 over 5 other namespaces, embedder hash" in out
     assert re.search(rf"seed: {NUMBER} s \(500 memories", out)
+    # 400 records of their own, and one for each of the long thread's 29 non-system messages.
+    assert re.search(r"candidates with their messages and extractions, 429 more extractions", out)
     assert "extra index: memories_memory (status,updated_at)" in out
     for page in PAGES:
         row = rf"^{page}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+\s+{NUMBER}x$"
@@ -54,6 +65,7 @@ def test_bench_pages_prints_a_row_of_timings_for_every_page() -> None:
     # --explain: each page's queries with SQLite's plan.
     assert re.search(r"^viewer /: \d+ queries, slowest first$", out, flags=re.MULTILINE)
     assert "plan: SEARCH memories_memory" in out
+    assert re.search(r"^extraction log: \d+ queries, slowest first$", out, flags=re.MULTILINE)
 
 
 def test_bench_pages_refuses_an_index_that_is_not_a_column_list() -> None:

@@ -35,7 +35,18 @@ def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
         width, height = _png_size(path)
         assert width == WIDTH, f"{name} is {width} px wide"
         assert height >= 600
-    assert "viewer-search.png: recall of" in buf.getvalue()
+    said = buf.getvalue()
+    assert "viewer-search.png: recall of" in said
+    # The pages that show the service running: each needs its data (a failed extraction,
+    # a thread with a compaction summary, a worker heartbeat, recorded setting changes).
+    for line in [
+        "overview.png: the overview",
+        "extractions.png: the extraction log",
+        "extraction-failed.png: failed extraction",
+        "thread.png: thread demo-thread's page",
+        "settings.png: Settings > Memory",
+    ]:
+        assert line in said
 
 
 def test_screenshots_says_how_to_install_chromium_when_it_is_missing(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.models import Extraction
+from spaceduck import runtime
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def _release_expired(done: Recovered) -> None:
         for extraction_id, attempts, errors in rows:
             # Each claim counts as an attempt: a message that kills its worker every
             # time (out of memory, say) fails in the end instead of looping for ever.
-            gave_up = attempts > settings.EXTRACTION_RETRIES
+            gave_up = attempts > runtime.extraction_retries()
             status = Extraction.Status.FAILED if gave_up else Extraction.Status.QUEUED
             history = [*json.loads(errors or "[]"), _lost(attempts)]
             cursor.execute(

@@ -30,10 +30,11 @@ from django.utils import timezone
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import propose
-from memories.extraction.types import Source, Verdict
+from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, SourceType
 from memories.selectors import previous_message_content
 from memories.token_estimate import text_of
+from spaceduck import runtime
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import ProviderError, get_chat, get_embedder
 from spaceduck.worker import worker_id
@@ -138,6 +139,11 @@ def _extract(record: Extraction) -> list[Verdict]:
     message = _message(record)
     if message is None:
         return []
+    if not runtime.memory_enabled():
+        # Switched off after the message was queued: the switch wins, nothing is written.
+        return [
+            Verdict(candidate=Candidate(kind="", content=""), decision="skipped", reason=MEMORY_OFF)
+        ]
     source = source_of(message, record)
     kept, verdicts = propose(source, get_chat())
     ctx = WriteContext(
@@ -155,6 +161,7 @@ def _extract(record: Extraction) -> list[Verdict]:
 
 
 MAX_CONTEXT_CHARS = 2_000
+MEMORY_OFF = "memory is switched off (Settings > Memory)"
 
 
 def learnt_from(message: Message, source: Source) -> str:
@@ -196,7 +203,7 @@ def _failed_attempt(record: Extraction, exc: Exception, started: float) -> None:
         *record.errors,
         {"attempt": record.attempts, "error": str(exc), "at": timezone.now().isoformat()},
     ]
-    if record.attempts <= settings.EXTRACTION_RETRIES:
+    if record.attempts <= runtime.extraction_retries():
         delay = settings.EXTRACTION_RETRY_DELAY * 2 ** (record.attempts - 1)
         record.status = Extraction.Status.QUEUED
         record.next_attempt_at = timezone.now() + timedelta(seconds=delay)

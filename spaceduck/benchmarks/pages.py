@@ -1,7 +1,9 @@
-"""Server time of the dashboard pages (viewer, filters, page 50, a memory, the queue, search).
+"""Server time of the dashboard pages (viewer, filters, page 50, a memory, the queue, search,
+the overview, the extraction log unfiltered and failed, a long thread).
 
 ``python manage.py bench pages [--size 100000] [--others 100000] [--other-namespaces 1000]
-[--requests 50] [--embedder hash|local] [--index COLUMNS ...] [--explain]``
+[--extractions 50000] [--thread-messages 300] [--requests 50] [--embedder hash|local]
+[--index COLUMNS ...] [--explain]``
 
 Runs in a child process on a throw-away database (see scratch.py). The child
 bulk-inserts ``--size`` memories into ``user:big`` and ``--others`` spread over
@@ -17,6 +19,15 @@ keyword search has uneven matches; a memory's vector is the normalised sum of
 its words' embeddings from the chosen embedder (one embed call per vocabulary
 word: embedding 200k texts one by one would take minutes). The query of a
 search is embedded by the embedder on every request, as in production.
+
+Then ``--extractions`` extraction records more, each with its message in a thread of its
+namespace: a third in ``user:big``, the rest over the other namespaces, created over six
+months with a tenth in the last day (the overview counts the last 24 h); mostly done with
+0-4 candidates (stored, duplicate, superseding, rejected, skipped verdicts naming
+memories), 6% failed after three attempts with the provider's errors, a few done after a
+failed attempt, queued and running ones among the last day's. A thread of ``user:big``
+with ``--thread-messages`` messages (a compaction summary first, an extraction per
+message, a few failed) is the thread page timed.
 
 One memory of ``user:big`` is written through the services with a source
 message, an extraction, an edit, an archive and restore (history) and a memory
@@ -94,6 +105,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=int, default=100_000, help=f"memories in {BIG}")
     parser.add_argument("--others", type=int, default=100_000, help="memories in other namespaces")
     parser.add_argument("--other-namespaces", type=int, default=1_000)
+    parser.add_argument(
+        "--extractions",
+        type=int,
+        default=50_000,
+        help="extraction records (with their messages) besides the candidates' own",
+    )
+    parser.add_argument(
+        "--thread-messages", type=int, default=300, help="messages of the thread page timed"
+    )
     parser.add_argument("--requests", type=int, default=50, help="timed requests per page")
     parser.add_argument("--embedder", default="hash", choices=["hash", "local"])
     parser.add_argument(
@@ -124,6 +144,8 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         "size": options["size"],
         "others": max(0, options["others"]),
         "spread": options["other_namespaces"],
+        "extractions": max(0, options["extractions"]),
+        "thread_messages": max(2, options["thread_messages"]),
         "requests": options["requests"],
         "indexes": [columns.lower() for columns in options["index"]],
         "explain": bool(options["explain"]),
@@ -192,6 +214,7 @@ def _pick(rng: np.random.Generator, table: list[tuple[str, float]], count: int) 
 class Seeded:
     memories: int = 0
     candidates: int = 0
+    extractions: int = 0
     next_id: int = 1
 
 
@@ -437,6 +460,227 @@ def _memory_with_a_past() -> int:
     return memory.pk
 
 
+# Extraction records as the pipeline leaves them, beside the candidates' own: statuses
+# by share (a failure is an extraction whose retries ran out; some done ones failed
+# once first), candidates and their decisions, errors for every failed attempt.
+EXTRACTION_STATUSES = [("done", 0.92), ("failed", 0.06), ("queued", 0.015), ("running", 0.005)]
+DECISIONS = [
+    ("stored", 0.35),
+    ("duplicate", 0.25),
+    ("rejected", 0.25),
+    ("superseded_old", 0.05),
+    ("skipped", 0.10),
+]
+REJECTIONS = ["no durable content", "small talk", "hypothetical", "a question, not a statement"]
+PROVIDER_ERRORS = [
+    "chat provider: timed out after 30.0 s",
+    "chat provider: 503 Service Unavailable (upstream overloaded)",
+    "chat provider: the response is not valid JSON for the schema (candidates[0].kind)",
+    "chat provider: 429 Too Many Requests (retry after 20 s)",
+]
+LAST_DAY_SHARE = 0.10  # the overview counts the last 24 h
+
+
+def _extraction_verdicts(
+    rng: np.random.Generator, texts: list[str], memory_ids: np.ndarray
+) -> list[dict[str, Any]]:
+    verdicts = []
+    for n, text in enumerate(texts):
+        kind = str(_pick(rng, KINDS, 1)[0])
+        decision = str(_pick(rng, DECISIONS, 1)[0])
+        confidence = round(float(rng.uniform(0.4, 0.99)), 2)
+        memory = int(memory_ids[n])
+        verdict: dict[str, Any] = {
+            "candidate": {
+                "kind": kind,
+                "content": text,
+                "title": "",
+                "importance": round(float(rng.uniform(0.3, 0.9)), 2),
+                "confidence": confidence,
+                "tags": [],
+                "slot": "",
+                "stage": "regex" if n == 0 and rng.random() < 0.3 else "llm",
+            },
+            "decision": decision,
+            "reason": "",
+            "memory_id": None,
+            "matched_memory_id": None,
+        }
+        if decision == "stored":
+            verdict["memory_id"] = memory
+            verdict["reason"] = f"new {kind} (confidence {confidence:.2f})"
+        elif decision == "duplicate":
+            verdict["matched_memory_id"] = memory
+            verdict["reason"] = "already known (cosine 0.97)"
+            verdict["details"] = {"not_duplicates": [], "arbitrations": []}
+        elif decision == "superseded_old":
+            verdict["memory_id"] = memory
+            verdict["reason"] = f"contradicts memory {memory - 1}: the newer statement wins"
+            verdict["details"] = {
+                "superseded": [memory - 1],
+                "arbitrations": [{"memory_id": memory - 1, "verdict": "contradicts"}],
+            }
+        elif decision == "rejected":
+            verdict["reason"] = str(rng.choice(REJECTIONS))
+        else:
+            verdict["reason"] = "memory writes for this task are used up"
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _seed_extractions(
+    corpus: Corpus,
+    count: int,
+    namespaces: list[str],
+    threads_of: dict[str, list[str]],
+    now: datetime,
+    seeded: Seeded,
+) -> None:
+    """``count`` extraction records with their messages, over every namespace (a third in
+    BIG), created over MONTHS months with LAST_DAY_SHARE in the last day."""
+    from django.db import transaction
+
+    from memories.models import Extraction, Message
+
+    rng = corpus.rng
+    weights = np.full(len(namespaces), 2.0 / 3.0 / max(1, len(namespaces) - 1))
+    weights[0] = 1.0 / 3.0 if len(namespaces) > 1 else 1.0
+    weights /= weights.sum()
+    last = max(1, seeded.memories)
+    for start in range(0, count, INSERT_BATCH):
+        n = min(INSERT_BATCH, count - start)
+        texts, _ = corpus.draw(n, 8, 24)
+        candidate_texts, _ = corpus.draw(n * 4, 4, 12)
+        picked = rng.choice(len(namespaces), size=n, p=weights)
+        recent = rng.random(n) < LAST_DAY_SHARE
+        ages = np.where(
+            recent, rng.uniform(60, 86_000, n), rng.uniform(86_400, MONTHS * 30 * 86_400, n)
+        )
+        created = _stamps(now, ages)
+        statuses = _pick(rng, EXTRACTION_STATUSES, n)
+        # Queued and running records are the last day's (older ones ran long ago).
+        statuses[(~recent) & np.isin(statuses, ["queued", "running"])] = "done"
+        roles = np.where(rng.random(n) < 0.6, "user", "assistant")
+        durations = rng.lognormal(np.log(180), 0.8, n)
+        messages, records = [], []
+        for i in range(n):
+            namespace = namespaces[int(picked[i])]
+            threads = threads_of[namespace]
+            thread_id = threads[int(rng.integers(len(threads)))]
+            at = datetime.fromisoformat(created[i]).replace(tzinfo=UTC)
+            message_id = f"bench-x-m{start + i}"
+            messages.append(
+                Message(
+                    id=message_id,
+                    thread_id=thread_id,
+                    role=str(roles[i]),
+                    content=texts[i],
+                    created_at=at - timedelta(seconds=1),
+                )
+            )
+            status = str(statuses[i])
+            errors: list[dict[str, Any]] = []
+            failures = 3 if status == "failed" else int(rng.random() < 0.03)
+            for attempt in range(1, failures + 1):
+                errors.append(
+                    {
+                        "attempt": attempt,
+                        "error": str(rng.choice(PROVIDER_ERRORS)),
+                        "at": (at + timedelta(seconds=30 * attempt)).isoformat(),
+                    }
+                )
+            verdicts = []
+            if status == "done":
+                k = int(rng.choice([0, 1, 1, 2, 2, 3, 4]))
+                memory_ids = rng.integers(2, last + 1, size=k)
+                verdicts = _extraction_verdicts(rng, candidate_texts[4 * i : 4 * i + k], memory_ids)
+            finished = status in ("done", "failed")
+            records.append(
+                Extraction(
+                    message_id=message_id,
+                    thread_id=thread_id,
+                    namespace=namespace,
+                    status=status,
+                    attempts=failures + (status == "done"),
+                    candidates=verdicts,
+                    errors=errors,
+                    provider="openai:gpt-4o-mini" if i % 4 == 0 else "heuristic",
+                    task_id=f"task-{int(rng.integers(200))}" if rng.random() < 0.1 else "",
+                    duration_ms=float(durations[i]) if finished else None,
+                    created_at=at,
+                    started_at=at if status != "queued" else None,
+                    finished_at=at + timedelta(milliseconds=float(durations[i]))
+                    if finished
+                    else None,
+                    claimed_by="bench-worker" if status == "running" else "",
+                    lease_until=now + timedelta(minutes=5) if status == "running" else None,
+                )
+            )
+        with transaction.atomic():
+            Message.objects.bulk_create(messages)
+            Extraction.objects.bulk_create(records)
+        seeded.extractions += n
+
+
+def _long_thread(corpus: Corpus, count: int, now: datetime, seeded: Seeded) -> str:
+    """A thread of BIG with ``count`` messages, each extracted (a few failed), and a
+    compaction summary at its start: the thread page timed."""
+    from django.db import transaction
+
+    from memories.compaction import SUMMARY_MARKER
+    from memories.models import Extraction, Message, Thread
+
+    rng = corpus.rng
+    thread = Thread.objects.create(id="bench-long-thread", namespace=BIG, title="Planning")
+    texts, _ = corpus.draw(count, 6, 40)
+    start = now - timedelta(hours=count / 10)
+    messages = [
+        Message(
+            id="bench-long-m0",
+            thread=thread,
+            role="system",
+            content="Summary of the earlier conversation: " + texts[0],
+            provenance={SUMMARY_MARKER: {"replaces": [], "by": "heuristic"}},
+            created_at=start,
+        )
+    ]
+    records = []
+    for i in range(1, count):
+        at = start + timedelta(minutes=6 * i)
+        role = "user" if i % 2 else "assistant"
+        message_id = f"bench-long-m{i}"
+        messages.append(
+            Message(id=message_id, thread=thread, role=role, content=texts[i], created_at=at)
+        )
+        failed = rng.random() < 0.05
+        memory = int(rng.integers(2, max(3, seeded.memories)))
+        records.append(
+            Extraction(
+                message_id=message_id,
+                thread_id=thread.pk,
+                namespace=BIG,
+                status="failed" if failed else "done",
+                attempts=3 if failed else 1,
+                provider="heuristic",
+                candidates=[]
+                if failed
+                else _extraction_verdicts(rng, [texts[i]], np.array([memory])),
+                errors=[{"attempt": 3, "error": PROVIDER_ERRORS[0], "at": at.isoformat()}]
+                if failed
+                else [],
+                duration_ms=120.0,
+                created_at=at + timedelta(seconds=1),
+                started_at=at + timedelta(seconds=1),
+                finished_at=at + timedelta(seconds=2),
+            )
+        )
+    with transaction.atomic():
+        Message.objects.bulk_create(messages)
+        Extraction.objects.bulk_create(records)
+    seeded.extractions += len(records)
+    return thread.pk
+
+
 # --- The child: timing ------------------------------------------------------------------
 
 
@@ -525,10 +769,13 @@ def child_main(config: dict[str, Any]) -> None:
             corpus, others, lambda i: others_names[i % spread], "others", threads_of, now, seeded
         )
     memory_id = _memory_with_a_past()
+    _seed_extractions(corpus, config["extractions"], [BIG, *others_names], threads_of, now, seeded)
+    thread_id = _long_thread(corpus, config["thread_messages"], now, seeded)
     seed_s = time.perf_counter() - started
     print(
         f"seed: {seed_s:.1f} s ({seeded.memories} memories with vectors and history, "
-        f"{seeded.candidates} candidates with their messages and extractions; bulk inserts)"
+        f"{seeded.candidates} candidates with their messages and extractions, "
+        f"{seeded.extractions} more extractions with their messages; bulk inserts)"
     )
     with connection.cursor() as cursor:
         for n, columns in enumerate(config["indexes"]):
@@ -553,6 +800,15 @@ def child_main(config: dict[str, Any]) -> None:
         Page(f"memory /memories/{memory_id}/", lambda _: f"/memories/{memory_id}/", []),
         Page("candidate queue", lambda _: "/review/memories/", []),
         Page("search (hybrid recall)", lambda i: searches[i], []),
+        Page("overview /overview/", lambda _: "/overview/", []),
+        Page("extraction log", lambda _: "/extractions/", []),
+        Page("extractions, status failed", lambda _: "/extractions/?status=failed", []),
+        Page("extractions, failed attempts", lambda _: "/extractions/?failed=1", []),
+        Page(
+            f"thread ({config['thread_messages']} messages)",
+            lambda _: f"/threads/{thread_id}/",
+            [],
+        ),
     ]
     baseline: list[float] = []
 

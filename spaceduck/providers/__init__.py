@@ -18,15 +18,28 @@ __all__ = [
     "ChatProvider",
     "Embedder",
     "ProviderError",
+    "embedder_for",
     "get_chat",
     "get_embedder",
     "reset_providers",
 ]
 
 
-@cache
 def get_embedder() -> Embedder:
-    conf = settings.SPACEDUCK_EMBEDDINGS
+    """The embedder in effect: the environment's configuration with the provider, model and
+    dimensions of Settings > Memory (spaceduck.runtime), which change when a re-embedding
+    switches the index; each process follows within the settings' refresh period."""
+    from spaceduck import runtime
+
+    return embedder_for(
+        tuple(sorted({**settings.SPACEDUCK_EMBEDDINGS, **runtime.embedding_choice()}.items()))
+    )
+
+
+@cache
+def embedder_for(conf_items: tuple[tuple[str, object], ...]) -> Embedder:
+    """An embedder for one configuration (``sorted(conf.items())``), built once per process."""
+    conf = dict(conf_items)
     provider = conf["provider"]
     if provider == "hash":
         from spaceduck.providers.embeddings.hashing import HashEmbedder
@@ -54,5 +67,5 @@ def get_chat() -> ChatProvider:
 
 
 def reset_providers() -> None:
-    get_embedder.cache_clear()
+    embedder_for.cache_clear()
     get_chat.cache_clear()

@@ -67,9 +67,9 @@ def test_the_page_shows_every_field_and_where_the_memory_came_from(
     for text in (
         memory.content,
         "Music chat",
-        f"/admin/memories/thread/{thread.pk}/change/",
+        f"/threads/{thread.pk}/",  # the thread page, not the raw admin row
         "My name is Alice and I live in Lisbon.",
-        f"/admin/memories/extraction/{extraction.pk}/change/",
+        f"/extractions/{extraction.pk}/",  # the extraction record page
         "decision <strong>stored</strong>",
         "User Message",
         "Importance",

@@ -153,6 +153,7 @@ def test_a_missing_model_package_says_how_to_install_it(
         LocalMiniLMEmbedder.from_settings(conf())
 
 
+@pytest.mark.django_db  # get_embedder reads Settings > Memory's embedder
 def test_the_factory_builds_it_for_provider_local(settings: Any) -> None:
     settings.SPACEDUCK_EMBEDDINGS = conf(batch_size=16)
     reset_providers()

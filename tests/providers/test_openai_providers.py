@@ -215,12 +215,14 @@ def test_embedder_from_settings_without_url_or_key_is_improperly_configured(
         make_embedder(fake_openai, base_url=None, api_key=None)
 
 
+@pytest.mark.django_db  # get_embedder reads Settings > Memory's embedder
 def test_embedder_fingerprint_defaults_to_text_embedding_3_small(fake_openai: FakeOpenAI) -> None:
     embedder = make_embedder(fake_openai, model=None)
 
     assert str(embedder.fingerprint) == f"openai/text-embedding-3-small/{DIMS}d"
 
 
+@pytest.mark.django_db  # get_embedder reads Settings > Memory's embedder
 def test_get_embedder_builds_the_openai_embedder_from_settings(
     fake_openai: FakeOpenAI, settings: Any
 ) -> None:

@@ -16,7 +16,10 @@ from spaceduck import screenshots
 
 
 class Command(BaseCommand):
-    help = "Take screenshots of the dashboard (viewer, search, a memory, candidates)."
+    help = (
+        "Take screenshots of the dashboard (viewer, search, a memory, candidates, overview, "
+        "extraction log, an extraction, a thread, settings)."
+    )
     # It runs on its own throw-away database; the developer's (and its vector
     # index, system check E001) is never opened.
     requires_system_checks: list[str] = []
