@@ -312,8 +312,27 @@ def test_a_thread_message_leads_to_its_extraction_and_on_to_the_memory(  # type:
 # --- 4. the embedder: a dimension that does not fit is refused, one that fits switches ------------
 
 
+@pytest.fixture
+def vector_table_put_back(live_server):  # type: ignore[no-untyped-def]
+    """The switch recreates the vec0 table: DDL that a live-server test's flush does not undo.
+
+    Later tests expect the table at the test embedder's dimension, so it is rebuilt
+    (empty, as the flush leaves the memories) at the dimension it had before.
+    """
+    from django.db import connection, transaction
+
+    from memories import vector_index
+
+    before = vector_index.table_dimensions()
+    yield
+    if before is not None and vector_index.table_dimensions() != before:
+        with transaction.atomic(), connection.cursor() as cursor:
+            vector_index.recreate_table(cursor, before)
+        vector_index.cache_clear()
+
+
 def test_a_wrong_embedding_dimension_is_refused_and_a_fitting_one_switches(  # type: ignore[no-untyped-def]
-    page, live_server, django_user_model, settings
+    page, live_server, django_user_model, settings, vector_table_put_back
 ) -> None:
     from memories import vector_index
     from memories.models import ReembedJob
