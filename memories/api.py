@@ -31,6 +31,7 @@ from memories.models import (
     ProcedureSubtype,
     Thread,
 )
+from memories.positions import NUMERIC_PATTERN, Position
 from memories.recall import RecallQuery, recall
 from spaceduck import runtime
 from spaceduck.access import (
@@ -454,7 +455,7 @@ ExtractionStatusFilter = api_choices(extraction_log.STATUSES)
 ONE_LINE = r"^[^\x00-\x1f\x7f]+$"
 PageCursorIn = Annotated[
     str,
-    documented({"pattern": extraction_log.CURSOR_PATTERN, "maxLength": 39}),
+    documented({"pattern": NUMERIC_PATTERN, "maxLength": 39}),
 ]
 
 
@@ -507,7 +508,7 @@ def list_extractions(
     )
     page = extraction_log.extraction_page(
         filters=filters,
-        after=None if after is None else extraction_log.Position.decode(after),
+        after=None if after is None else Position.decode(after),
         size=limit,
     )
     return {

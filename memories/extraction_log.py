@@ -7,19 +7,19 @@ dashboard (``/extractions/``, a thread's page). Reads come first, then the one w
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memories.models import Extraction
-from spaceduck.errors import Conflict, InvalidInput, NotFound
-from spaceduck.limits import LATEST_DATETIME, MAX_SQL_INT
+from memories.positions import Position
+from spaceduck.errors import Conflict, NotFound
+from spaceduck.limits import MAX_SQL_INT
 
 PAGE_SIZE = 50  # the dashboard's page
 API_LIST_LIMIT = 50  # the API's default page
@@ -27,51 +27,6 @@ API_LIST_MAX = 200  # records carry every candidate: a page stays a few hundred 
 # Counting stops here: "1000+" says as much as the exact number (as the memory viewer).
 COUNT_CAP = 1000
 STATUSES = tuple(Extraction.Status.values)
-
-
-# --- Positions in newest-first order -------------------------------------------------------
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_LATEST_MICROS = (LATEST_DATETIME - _EPOCH) // timedelta(microseconds=1)
-CURSOR_PATTERN = r"^[0-9]{1,19}-[0-9]{1,19}$"
-_CURSOR = re.compile(CURSOR_PATTERN, re.ASCII)
-
-
-@dataclass(frozen=True)
-class Position:
-    """A row's place in (timestamp, id) order, written ``<µs since 1970>-<id>``.
-
-    Keyset pagination: a page starts strictly after the last row seen, so page 50
-    costs what page 1 costs. Any well-formed position is a place in that order
-    (values beyond the last storable time or id are held at it), so a client cannot
-    turn a cursor into a 500.
-    """
-
-    at: datetime
-    id: int
-
-    def encode(self) -> str:
-        return f"{(self.at - _EPOCH) // timedelta(microseconds=1)}-{self.id}"
-
-    @classmethod
-    def decode(cls, raw: str) -> Position:
-        if not _CURSOR.fullmatch(raw):
-            raise InvalidInput(f"page cursor {raw[:40]!r} is not one this service wrote")
-        micros, _, row_id = raw.partition("-")
-        at = _EPOCH + timedelta(microseconds=min(int(micros), _LATEST_MICROS))
-        return cls(at, min(int(row_id), MAX_SQL_INT))
-
-    def db_at(self) -> Any:
-        return connection.ops.adapt_datetimefield_value(self.at)
-
-
-def older_than(position: Position, column: str) -> Q:
-    """Rows strictly after ``position`` in newest-first (``column``, id) order."""
-    return Q(**{f"{column}__lt": position.at}) | Q(**{column: position.at, "id__lt": position.id})
-
-
-def newer_than(position: Position, column: str) -> Q:
-    return Q(**{f"{column}__gt": position.at}) | Q(**{column: position.at, "id__gt": position.id})
 
 
 # --- Who may see what ------------------------------------------------------------------------
@@ -155,10 +110,6 @@ class ExtractionPage:
     newer: Position | None  # where the previous (newer) page ends; None on the first page
 
 
-def _position(record: Extraction) -> Position:
-    return Position(record.created_at, record.pk)
-
-
 def extraction_page(
     *,
     filters: ExtractionFilter,
@@ -170,24 +121,22 @@ def extraction_page(
     records = filters.queryset().select_related("message")
     if before is not None:
         rows = list(
-            records.filter(newer_than(before, "created_at")).order_by("created_at", "id")[
-                : size + 1
-            ]
+            records.filter(before.newer("created_at")).order_by("created_at", "id")[: size + 1]
         )
         page = rows[:size][::-1]
         return ExtractionPage(
             page,
-            older=_position(page[-1]) if page else None,
-            newer=_position(page[0]) if page and len(rows) > size else None,
+            older=Position.of(page[-1], "created_at") if page else None,
+            newer=Position.of(page[0], "created_at") if page and len(rows) > size else None,
         )
     if after is not None:
-        records = records.filter(older_than(after, "created_at"))
+        records = records.filter(after.older("created_at"))
     rows = list(records.order_by("-created_at", "-id")[: size + 1])
     page = rows[:size]
     return ExtractionPage(
         page,
-        older=_position(page[-1]) if len(rows) > size else None,
-        newer=_position(page[0]) if after is not None and page else None,
+        older=Position.of(page[-1], "created_at") if len(rows) > size else None,
+        newer=Position.of(page[0], "created_at") if after is not None and page else None,
     )
 
 

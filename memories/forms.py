@@ -6,16 +6,16 @@ They only check and convert input; the changes themselves are the services'
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from memories.models import MemoryKind, MemoryScope, MemoryStatus, ProcedureSubtype, SourceType
+from memories.positions import Position
 from memories.selectors import (
     MemoryFilter,
-    PageCursor,
     clean_namespace,
     has_control_characters,
 )
@@ -40,16 +40,11 @@ def _namespace(value: str) -> str:
         raise ValidationError(str(exc)) from None
 
 
-class Cursor(Protocol):
-    @classmethod
-    def decode(cls, raw: str) -> Any: ...
-
-
 class PagedFilterForm(forms.Form):
     """A list page's query string: a namespace filter and where the page starts, as a keyset
-    cursor of ``cursor_type`` (whose ``decode`` raises InvalidInput on a bad one)."""
+    position of ``cursor_type`` (whose ``decode`` raises InvalidInput on a bad one)."""
 
-    cursor_type: ClassVar[type[Cursor]]
+    cursor_type: ClassVar[type[Position]] = Position
 
     namespace = forms.CharField(required=False, max_length=255)
     after = forms.CharField(required=False, max_length=100)
@@ -78,7 +73,6 @@ class PagedFilterForm(forms.Form):
 class MemoryFilterForm(PagedFilterForm):
     """The viewer's query string: filters, recall, and where the page starts."""
 
-    cursor_type = PageCursor
     kind = forms.ChoiceField(required=False, choices=_choices(MemoryKind, "any kind"))
     status = forms.ChoiceField(required=False, choices=_choices(MemoryStatus, "any status"))
     scope = forms.ChoiceField(required=False, choices=_choices(MemoryScope, "any scope"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -13,6 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
+from memories.positions import Position
 from spaceduck.db.fast import read_plan
 from spaceduck.errors import InvalidInput, NotFound
 from spaceduck.limits import MAX_SQL_INT, has_lone_surrogate
@@ -357,48 +358,18 @@ class MemoryFilter:
         return Memory.objects.filter(**{name: value for name, value in columns.items() if value})
 
 
-@dataclass(frozen=True)
-class PageCursor:
-    """A position in newest-first order, written ``<updated_at in µs since 1970>-<id>``."""
-
-    updated_at: datetime
-    id: int
-
-    def encode(self) -> str:
-        micros = (self.updated_at - _EPOCH) // timedelta(microseconds=1)
-        return f"{micros}-{self.id}"
-
-    @classmethod
-    def decode(cls, raw: str) -> PageCursor:
-        micros, _, memory_id = raw.partition("-")
-        try:
-            return cls(_EPOCH + timedelta(microseconds=int(micros)), int(memory_id))
-        except (ValueError, OverflowError):
-            raise InvalidInput(f"page cursor {raw[:40]!r} is not one this viewer wrote") from None
-
-    @classmethod
-    def of(cls, memory: Memory) -> PageCursor:
-        return cls(memory.updated_at, memory.pk)
-
-    def sql_params(self) -> list[object]:
-        return [connection.ops.adapt_datetimefield_value(self.updated_at), self.id]
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 @dataclass
 class MemoryPage:
     memories: list[Memory]
-    older: PageCursor | None  # where the next (older) page starts, None on the last page
-    newer: PageCursor | None  # where the previous (newer) page ends, None on the first page
+    older: Position | None  # where the next (older) page starts, None on the last page
+    newer: Position | None  # where the previous (newer) page ends, None on the first page
 
 
 def memory_page(
     *,
     filters: MemoryFilter,
-    after: PageCursor | None = None,
-    before: PageCursor | None = None,
+    after: Position | None = None,
+    before: Position | None = None,
     size: int = VIEWER_PAGE_SIZE,
     related: Sequence[str] = (),
 ) -> MemoryPage:
@@ -416,8 +387,8 @@ def memory_page(
         memories = rows[:size][::-1]
         return MemoryPage(
             memories,
-            older=PageCursor.of(memories[-1]) if memories else None,
-            newer=PageCursor.of(memories[0]) if memories and more_newer else None,
+            older=Position.of(memories[-1], "updated_at") if memories else None,
+            newer=Position.of(memories[0], "updated_at") if memories and more_newer else None,
         )
     if after is not None:
         queryset = queryset.extra(where=[_AFTER_SQL], params=after.sql_params())
@@ -425,8 +396,8 @@ def memory_page(
     memories = rows[:size]
     return MemoryPage(
         memories,
-        older=PageCursor.of(memories[-1]) if len(rows) > size else None,
-        newer=PageCursor.of(memories[0]) if after is not None and memories else None,
+        older=Position.of(memories[-1], "updated_at") if len(rows) > size else None,
+        newer=Position.of(memories[0], "updated_at") if after is not None and memories else None,
     )
 
 

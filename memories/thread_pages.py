@@ -9,64 +9,28 @@ counts and what happened to each message.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from memories.compaction import SUMMARY_MARKER, is_summary
 from memories.extraction_log import extractions_by_message
 from memories.models import Extraction, Message, MessageRole, Thread
-from memories.selectors import MAX_MESSAGE_ID_LENGTH, get_thread, list_messages
-from spaceduck.errors import InvalidInput
-from spaceduck.limits import LATEST_DATETIME
+from memories.positions import TextPosition
+from memories.selectors import get_thread, list_messages
 
 THREAD_PAGE_SIZE = 50
 MESSAGE_PAGE_SIZE = 100
 
 # --- Threads, the most recently active first ------------------------------------------------
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_LATEST_MICROS = (LATEST_DATETIME - _EPOCH) // timedelta(microseconds=1)
-_THREAD_CURSOR = re.compile(rf"([0-9]{{1,19}})-([^\x00-\x1f\x7f]{{1,{MAX_MESSAGE_ID_LENGTH}}})")
-
-
-@dataclass(frozen=True)
-class ThreadPosition:
-    """A thread's place in (updated_at, id) order, written ``<µs since 1970>-<thread id>``."""
-
-    updated_at: datetime
-    id: str
-
-    def encode(self) -> str:
-        return f"{(self.updated_at - _EPOCH) // timedelta(microseconds=1)}-{self.id}"
-
-    @classmethod
-    def decode(cls, raw: str) -> ThreadPosition:
-        match = _THREAD_CURSOR.fullmatch(raw)
-        if match is None:
-            raise InvalidInput(f"page cursor {raw[:40]!r} is not one this page wrote")
-        micros = min(int(match[1]), _LATEST_MICROS)
-        return cls(_EPOCH + timedelta(microseconds=micros), match[2])
-
-    @classmethod
-    def of(cls, thread: Thread) -> ThreadPosition:
-        return cls(thread.updated_at, thread.pk)
-
-    def older(self) -> Q:
-        return Q(updated_at__lt=self.updated_at) | Q(updated_at=self.updated_at, id__lt=self.id)
-
-    def newer(self) -> Q:
-        return Q(updated_at__gt=self.updated_at) | Q(updated_at=self.updated_at, id__gt=self.id)
-
 
 @dataclass
 class ThreadPage:
     threads: list[Thread]  # each with ``message_count``
-    older: ThreadPosition | None
-    newer: ThreadPosition | None
+    older: TextPosition | None
+    newer: TextPosition | None
 
 
 def _threads(namespace: str) -> QuerySet[Thread]:
@@ -77,24 +41,26 @@ def _threads(namespace: str) -> QuerySet[Thread]:
 def thread_page(
     *,
     namespace: str = "",
-    after: ThreadPosition | None = None,
-    before: ThreadPosition | None = None,
+    after: TextPosition | None = None,
+    before: TextPosition | None = None,
     size: int = THREAD_PAGE_SIZE,
 ) -> ThreadPage:
     """One page of threads (of one namespace, or all), the latest activity first."""
     threads = _threads(namespace)
     if before is not None:
-        rows = list(threads.filter(before.newer()).order_by("updated_at", "id")[: size + 1])
+        rows = list(
+            threads.filter(before.newer("updated_at")).order_by("updated_at", "id")[: size + 1]
+        )
         page = rows[:size][::-1]
-        older = ThreadPosition.of(page[-1]) if page else None
-        newer = ThreadPosition.of(page[0]) if page and len(rows) > size else None
+        older = TextPosition.of(page[-1], "updated_at") if page else None
+        newer = TextPosition.of(page[0], "updated_at") if page and len(rows) > size else None
     else:
         if after is not None:
-            threads = threads.filter(after.older())
+            threads = threads.filter(after.older("updated_at"))
         rows = list(threads.order_by("-updated_at", "-id")[: size + 1])
         page = rows[:size]
-        older = ThreadPosition.of(page[-1]) if len(rows) > size else None
-        newer = ThreadPosition.of(page[0]) if after is not None and page else None
+        older = TextPosition.of(page[-1], "updated_at") if len(rows) > size else None
+        newer = TextPosition.of(page[0], "updated_at") if after is not None and page else None
     counts = dict(
         Message.objects.filter(thread_id__in=[t.pk for t in page])
         .order_by()

@@ -20,9 +20,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memories import extraction_log
-from memories.extraction_log import ExtractionFilter, Position
+from memories.extraction_log import ExtractionFilter
 from memories.forms import PagedFilterForm, one_line
 from memories.models import Extraction
+from memories.positions import Position
 from memories.thread_pages import display_content
 from memories.views.threads import thread_url
 from spaceduck.errors import NotFound, ServiceError

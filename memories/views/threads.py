@@ -16,8 +16,8 @@ from django.views.decorators.http import require_GET
 
 from memories import thread_pages
 from memories.forms import PagedFilterForm
+from memories.positions import TextPosition
 from memories.selectors import MAX_MESSAGE_ID_LENGTH, has_control_characters
-from memories.thread_pages import ThreadPosition
 from spaceduck.errors import InvalidInput, NotFound
 
 LIST = "memories/threads.html"
@@ -35,7 +35,7 @@ def thread_url(thread_id: str) -> str | None:
 
 
 class ThreadFilterForm(PagedFilterForm):
-    cursor_type = ThreadPosition
+    cursor_type = TextPosition
 
 
 @staff_member_required

@@ -3,7 +3,7 @@ the overview, the extraction log unfiltered and failed, a long thread).
 
 ``python manage.py bench pages [--size 100000] [--others 100000] [--other-namespaces 1000]
 [--extractions 50000] [--thread-messages 300] [--requests 50] [--embedder hash|local]
-[--index COLUMNS ...] [--explain]``
+[--index COLUMNS ...] [--explain] [--profile]``
 
 Runs in a child process on a throw-away database (see scratch.py). The child
 bulk-inserts ``--size`` memories into ``user:big`` and ``--others`` spread over
@@ -46,7 +46,8 @@ the milliseconds do. Any answer other than 200 stops the benchmark.
 ``--index status,updated_at`` (repeatable) creates an extra index on
 memories_memory after seeding, to measure what an index would change before
 writing its migration; ``--explain`` prints each page's slowest queries with
-their EXPLAIN QUERY PLAN.
+their EXPLAIN QUERY PLAN; ``--profile`` prints where each page's server time goes
+(cProfile over ``--requests`` more requests, functions by own time).
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--explain", action="store_true", help="print each page's slowest queries and their plans"
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print each page's costliest functions (cProfile, after the timed requests)",
+    )
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -149,6 +155,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         "requests": options["requests"],
         "indexes": [columns.lower() for columns in options["index"]],
         "explain": bool(options["explain"]),
+        "profile": bool(options["profile"]),
         "seed": options["seed"],
     }
     run_child(
@@ -732,6 +739,24 @@ def _explain(client: Any, page: Page) -> None:
                     print(f"             plan: {row[-1]}")
 
 
+def _profile(client: Any, page: Page, requests: int) -> None:
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for i in range(requests):
+        _get(client, page.url(i))
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(12)
+    stats.sort_stats("cumulative").print_stats(30)
+    print(f"\n{page.name}: {requests} requests, functions by own time")
+    print("\n".join(out.getvalue().splitlines()[6:]))
+
+
 def _stats(times: list[float]) -> tuple[float, float, float]:
     values = np.array(times)
     return float(np.median(values)), float(np.percentile(values, 95)), float(values.max())
@@ -861,6 +886,9 @@ def child_main(config: dict[str, Any]) -> None:
     if config["explain"]:
         for page in pages:
             _explain(client, page)
+    if config["profile"]:
+        for page in pages:
+            _profile(client, page, requests)
 
 
 if __name__ == "__main__":

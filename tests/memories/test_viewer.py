@@ -11,7 +11,8 @@ from django.test import Client
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.selectors import MemoryFilter, PageCursor, memory_count, memory_page
+from memories.positions import Position
+from memories.selectors import MemoryFilter, memory_count, memory_page
 from memories.services import memory_create
 
 pytestmark = pytest.mark.django_db
@@ -184,8 +185,8 @@ def test_the_list_says_how_many_match_and_caps_the_count(staff_client: Client) -
 
 def test_a_cursor_round_trips_and_pages_by_keyset() -> None:
     now = timezone.now()
-    cursor = PageCursor(now, 42)
-    assert PageCursor.decode(cursor.encode()) == cursor
+    cursor = Position(now, 42)
+    assert Position.decode(cursor.encode()) == cursor
     a, b, c = (make(f"Row {i}.") for i in range(3))
     page = memory_page(filters=MemoryFilter(), size=2)
     assert [m.pk for m in page.memories] == [c.pk, b.pk]
