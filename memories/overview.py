@@ -1,10 +1,11 @@
 """Read queries for the dashboard's overview: what the service holds and how it is running.
 
-Counts come a page of namespaces at a time (a skip scan on the namespace index, then one
-grouped count on the covering (namespace, status, kind) index), so the page costs the same
-with ten namespaces or ten thousand. The running state (queue, worker, extractions) is
-``spaceduck.health``'s, the same numbers ``GET /api/health`` reports; the candidate and
-pending-note counts are the ones the navigation shows.
+Counts come a page of namespaces at a time (a skip scan on the namespace index, then the
+counts the memories_namespace_count triggers keep), so the page costs the same with ten
+namespaces or ten thousand, and with ten memories in each or a million. The running
+state (queue, worker, extractions) is ``spaceduck.health``'s, the same numbers
+``GET /api/health`` reports; the candidate and pending-note counts are the ones the
+navigation shows.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count
 from django.utils import timezone
 
-from memories.models import Extraction, Memory, MemoryKind, MemoryStatus
+from memories.models import Extraction, MemoryKind, MemoryStatus
 from memories.selectors import memory_review_count
 from notes.selectors import review_count as note_review_count
 from spaceduck.health import (
@@ -42,6 +42,12 @@ WITH RECURSIVE ns(name) AS (
     FROM ns WHERE ns.name IS NOT NULL
 )
 SELECT name FROM ns WHERE name IS NOT NULL LIMIT %s
+"""
+
+
+# Kept by triggers on memories_memory (migration 0014): a keyed read, not a count.
+_COUNTS_SQL = """
+SELECT namespace, kind, status, n FROM memories_namespace_count WHERE namespace IN ({names})
 """
 
 
@@ -77,12 +83,10 @@ def namespace_counts(*, after: str = "", size: int | None = None) -> NamespacePa
         cursor.execute(_NAMESPACES_AFTER_SQL, [after, size + 1])
         names = [row[0] for row in cursor.fetchall()]
     more, names = len(names) > size, names[:size]
-    rows = (
-        Memory.objects.filter(namespace__in=names)
-        .order_by()
-        .values_list("namespace", "kind", "status")
-        .annotate(n=Count("id"))
-    )
+    with connection.cursor() as cursor:
+        placeholders = ", ".join(["%s"] * len(names))
+        cursor.execute(_COUNTS_SQL.format(names=placeholders or "NULL"), names)
+        rows = cursor.fetchall()
     kinds: dict[str, dict[str, int]] = {name: {} for name in names}
     statuses: dict[str, dict[str, int]] = {name: {} for name in names}
     for namespace, kind, status, n in rows:

@@ -25,6 +25,7 @@ from memories.forms import PagedFilterForm, one_line
 from memories.models import Extraction
 from memories.positions import Position
 from memories.thread_pages import display_content
+from memories.views.rows import extraction_href, preview, stamp
 from memories.views.threads import thread_url
 from spaceduck.errors import NotFound, ServiceError
 
@@ -104,8 +105,13 @@ def extraction_list(request: HttpRequest) -> HttpResponse:
         page = extraction_log.extraction_page(
             filters=filters, after=form.cleaned_data["after"], before=form.cleaned_data["before"]
         )
+        href = extraction_href()
         for record in page.extractions:
             record.thread_url = thread_url(record.thread_id)  # type: ignore[attr-defined]
+            record.href = href(record.pk)  # type: ignore[attr-defined]
+            record.created, record.created_iso = stamp(record.created_at)  # type: ignore[attr-defined]
+            if record.message is not None:
+                record.preview = preview(record.message.content)  # type: ignore[attr-defined]
         total, capped = extraction_log.extraction_count(filters=filters)
         context |= {
             "page": page,

@@ -18,6 +18,7 @@ from memories import thread_pages
 from memories.forms import PagedFilterForm
 from memories.positions import TextPosition
 from memories.selectors import MAX_MESSAGE_ID_LENGTH, has_control_characters
+from memories.views.rows import extraction_href, stamp
 from spaceduck.errors import InvalidInput, NotFound
 
 LIST = "memories/threads.html"
@@ -95,6 +96,11 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         except (NotFound, InvalidInput):
             raise Http404(f"thread {thread_id!r} not found") from None
         error = str(exc)
+    href = extraction_href()
+    for row in page.rows:
+        row.created, row.created_iso = stamp(row.message.created_at)  # type: ignore[attr-defined]
+        if row.extraction is not None:
+            row.extraction_href = href(row.extraction.pk)  # type: ignore[attr-defined]
     context = {"page": page, "thread": page.thread, "error": error}
     status = 400 if error else 200
     template = PAGE + "#messages" if request.htmx else PAGE  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from spaceduck.screenshots import CHROMIUM_ARGS
 
@@ -35,3 +36,20 @@ def page(browser) -> Iterator[object]:  # type: ignore[no-untyped-def]
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+def log_in(context, live_server_url: str, user) -> None:  # type: ignore[no-untyped-def]
+    """Log `user` in to a Playwright browser context: the session cookie of a real login."""
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies["sessionid"]
+    context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server_url}])
+
+
+@pytest.fixture
+def staff_page(page, live_server, django_user_model):  # type: ignore[no-untyped-def]
+    """A Chromium page logged in as the staff user "ada", with `page.base` the live server."""
+    user = django_user_model.objects.create_user("ada", password="analytical-engine", is_staff=True)
+    log_in(page.context, live_server.url, user)
+    page.base = live_server.url
+    return page

@@ -5,23 +5,15 @@ same button is a plain form that comes back to the page with a message."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from memories.ingest import message_ingest
 from memories.models import Extraction
 from memories.services import create_thread
+from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NS = "user:alice"
 DOWN = {"attempt": 3, "error": "chat provider answered 503: down", "at": "2024-05-01T12:00:00"}
-
-
-def _login(context, live_server, django_user_model) -> None:  # type: ignore[no-untyped-def]
-    user = django_user_model.objects.create_user("ada", password="analytical-engine", is_staff=True)
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies["sessionid"]
-    context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])
 
 
 def _failed_extraction() -> Extraction:
@@ -36,9 +28,9 @@ def _failed_extraction() -> Extraction:
 
 
 def test_a_failed_extraction_is_retried_from_its_page_without_a_reload(  # type: ignore[no-untyped-def]
-    page, live_server, django_user_model
+    staff_page, live_server
 ) -> None:
-    _login(page.context, live_server, django_user_model)
+    page = staff_page
     extraction = _failed_extraction()
     assert extraction.message is not None
 
@@ -78,7 +70,10 @@ def test_without_javascript_retry_is_a_plain_form_that_comes_back(  # type: igno
 ) -> None:
     context = browser.new_context(java_script_enabled=False)
     try:
-        _login(context, live_server, django_user_model)
+        user = django_user_model.objects.create_user(
+            "ada", password="analytical-engine", is_staff=True
+        )
+        log_in(context, live_server.url, user)
         page = context.new_page()
         page.set_default_timeout(15_000)
         extraction = _failed_extraction()

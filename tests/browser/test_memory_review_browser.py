@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from memories.models import Memory
@@ -14,18 +13,6 @@ from memories.services import memory_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NS = "user:alice"
-
-
-@pytest.fixture
-def staff_page(page, live_server, django_user_model):  # type: ignore[no-untyped-def]
-    """A Chromium page logged in as a staff user (the session cookie of a real login)."""
-    user = django_user_model.objects.create_user("ada", password="analytical-engine", is_staff=True)
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies["sessionid"]
-    page.context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])
-    page.base = live_server.url
-    return page
 
 
 def make(content: str, **fields: object) -> Memory:

@@ -15,7 +15,6 @@ import urllib.request
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from memories.extraction.classify import SCHEMA_NAME
 from memories.ingest import message_ingest
@@ -25,6 +24,7 @@ from spaceduck import runtime
 from spaceduck.models import RuntimeSetting, SettingChange
 from spaceduck.providers import reset_providers
 from spaceduck.tokens import token_create
+from tests.browser.conftest import log_in
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.scripted_chat import memory_item
 
@@ -83,14 +83,6 @@ def _log_in_with_the_form(page, live_server, django_user_model) -> None:  # type
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_url(f"{live_server.url}/settings/memory/")
-
-
-def _log_in_with_a_cookie(page, live_server, django_user_model) -> None:  # type: ignore[no-untyped-def]
-    user = django_user_model.objects.create_user("ada", password=PASSWORD, is_staff=True)
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies["sessionid"]
-    page.context.add_cookies([{"name": "sessionid", "value": cookie.value, "url": live_server.url}])
 
 
 def _switch_memory(page, *, on: bool) -> str:  # type: ignore[no-untyped-def]
@@ -215,7 +207,8 @@ def test_an_extraction_failed_by_the_openai_server_is_retried_to_done(  # type: 
     assert not Memory.objects.exists()
     assert len(fake_openai.requests_to("chat")) == 1  # the failing answer; the server is fine now
 
-    _log_in_with_a_cookie(page, live_server, django_user_model)
+    user = django_user_model.objects.create_user("ada", password=PASSWORD, is_staff=True)
+    log_in(page.context, live_server.url, user)
     page.goto(f"{live_server.url}/extractions/?status=failed")
     page.click(f"#extraction-{record.pk} a.extraction-link")
     page.wait_for_url(f"**/extractions/{record.pk}/")
@@ -273,7 +266,8 @@ def test_a_thread_message_leads_to_its_extraction_and_on_to_the_memory(  # type:
     learnt = Memory.objects.get(source_message=told.message)
     assert learnt.content == "The user has a cat named Tom."
 
-    _log_in_with_a_cookie(page, live_server, django_user_model)
+    user = django_user_model.objects.create_user("ada", password=PASSWORD, is_staff=True)
+    log_in(page.context, live_server.url, user)
     page.goto(f"{live_server.url}/threads/?namespace={NS}")
     page.click("a.thread-link:has-text('Moving house')")
     page.wait_for_url(f"**/threads/{thread.pk}/")
@@ -341,7 +335,8 @@ def test_a_wrong_embedding_dimension_is_refused_and_a_fitting_one_switches(  # t
     memory_create(
         namespace="user:alice", kind="fact", content="The user drinks green tea.", actor="t"
     )
-    _log_in_with_a_cookie(page, live_server, django_user_model)
+    user = django_user_model.objects.create_user("ada", password=PASSWORD, is_staff=True)
+    log_in(page.context, live_server.url, user)
     page.goto(f"{live_server.url}/settings/memory/")
     form = page.locator("#embedder-settings")
     form.locator("#id_provider").select_option("local")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from django.test import Client
 
 from memories.models import Extraction, Memory
 from memories.services import (
@@ -19,6 +18,7 @@ from memories.services import (
 )
 from notes.services import save_note
 from spaceduck.tokens import token_create
+from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -168,11 +168,7 @@ def pages_to_visit(s: Stored) -> dict[str, str | None]:
 def test_no_stored_payload_runs_on_any_page(page, live_server, django_user_model) -> None:  # type: ignore[no-untyped-def]
     stored = store_payloads_everywhere()
     user = django_user_model.objects.create_superuser("ada", password="analytical-engine")
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
+    log_in(page.context, live_server.url, user)
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     for path, literal in pages_to_visit(stored).items():

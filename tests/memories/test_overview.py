@@ -304,3 +304,67 @@ def test_stalled_extractions_are_listed_as_problems(staff_client: Client) -> Non
     extraction("running", lease_until=lease_gone)
     html = staff_client.get(URL).content.decode()
     assert "<li>1 extraction(s) running with expired leases</li>" in html
+
+
+# --- The counts the triggers keep (migration 0014) ------------------------------------------
+
+
+def _kept_counts() -> dict[tuple[str, str, str], int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        rows = cursor.execute(
+            "SELECT namespace, kind, status, n FROM memories_namespace_count"
+        ).fetchall()
+    return {(ns, kind, status): n for ns, kind, status, n in rows}
+
+
+def _counted() -> dict[tuple[str, str, str], int]:
+    from django.db.models import Count
+
+    rows = Memory.objects.values_list("namespace", "kind", "status").annotate(n=Count("id"))
+    return {(ns, kind, status): n for ns, kind, status, n in rows.order_by()}
+
+
+def test_the_kept_counts_follow_every_kind_of_write() -> None:
+    tea = make("Alice drinks green tea.")
+    make("Alice lives in Lisbon.")
+    make("Alice hiked on Sunday.", kind="episode")
+    bob = make("Bob likes jazz.", namespace="user:bob")
+    assert (
+        _kept_counts()
+        == _counted()
+        == {
+            ("user:alice", "fact", "active"): 2,
+            ("user:alice", "episode", "active"): 1,
+            ("user:bob", "fact", "active"): 1,
+        }
+    )
+
+    Memory.objects.filter(pk=tea.pk).update(status="archived")  # a queryset update
+    bob.namespace, bob.kind = "user:carol", "procedure"
+    bob.save(update_fields=["namespace", "kind"])  # a row moved and re-kinded
+    tea.refresh_from_db()
+    tea.title = "tea"
+    tea.save(update_fields=["title"])  # no counted column changed
+    assert _kept_counts() == _counted()
+    assert ("user:bob", "fact", "active") not in _kept_counts()  # zero counts are removed
+
+    Memory.objects.filter(namespace="user:alice", kind="fact").delete()  # a queryset delete
+    assert (
+        _kept_counts()
+        == _counted()
+        == {
+            ("user:alice", "episode", "active"): 1,
+            ("user:carol", "procedure", "active"): 1,
+        }
+    )
+
+
+def test_the_overview_shows_the_kept_counts() -> None:
+    make("Alice drinks green tea.")
+    make("Alice drinks coffee.", status="candidate")
+    page = overview.namespace_counts()
+    row = page.rows[0]
+    assert (row.namespace, row.total, row.candidates) == ("user:alice", 2, 1)
+    assert dict(row.kinds)["fact"] == 2
