@@ -19,6 +19,7 @@ from pydantic import AfterValidator, ConfigDict, StrictBool, StrictFloat, Strict
 from memories import extraction_log, lifecycle, selectors, services
 from memories.compaction import compact_conversation
 from memories.context import build_context
+from memories.extraction.pipeline import MAX_CONTEXT_CHARS
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, candidate_from_api
 from memories.ingest import memory_write, message_ingest
 from memories.models import (
@@ -85,6 +86,7 @@ Tags = Annotated[
     list[Annotated[StrictStr, Field(max_length=MAX_TAG_CHARS)]],
     Field(max_length=settings.MAX_MEMORY_TAGS),
 ]
+ContextText = Annotated[StrictStr, Field(max_length=MAX_CONTEXT_CHARS)]
 ScopeId = Annotated[StrictStr, Field(max_length=_column(Memory, "scope_id"))]
 SourceId = Annotated[StrictStr, Field(max_length=_column(Memory, "source_task_id"))]
 # A number in [0, 1] (an integer too; a numeric string is not a number here).
@@ -305,7 +307,15 @@ class MemoryIn(Schema):
     slot: Annotated[StrictStr, Field(max_length=_column(Memory, "slot"))] = ""
     scope: ScopeIn = "global"
     scope_id: ScopeId = ""
-    occurred_at: ApiDatetime | None = None
+    context: ContextText = Field(
+        "",
+        description="What the memory answers or continues (e.g. the previous turn): "
+        "keyword-searched, not embedded. Refused (422) when it holds a credential or a "
+        "prompt injection.",
+    )
+    occurred_at: ApiDatetime | None = Field(
+        None, description="When it happened (RFC 3339 with an offset)."
+    )
     task_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Task header.")
     skill_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Skill header.")
     max_memory_writes: WriteBudget | None = None
@@ -383,6 +393,7 @@ def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
         scope=payload.scope,
         scope_id=payload.scope_id,
         max_memory_writes=payload.max_memory_writes,
+        context=payload.context,
     )
     memory_id = verdict.memory_id or verdict.matched_memory_id
     body = {

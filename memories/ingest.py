@@ -16,13 +16,15 @@ from django.db import transaction
 
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction import gate
-from memories.extraction.pipeline import candidate_rejection
+from memories.extraction.guard import strip_recalled
+from memories.extraction.pipeline import MAX_CONTEXT_CHARS, candidate_rejection, context_rejection
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole
 from memories.services import message_draft, message_write
 from spaceduck import runtime
 from spaceduck.db.fast import fast_insert
 from spaceduck.errors import InvalidInput
+from spaceduck.limits import check_text
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,15 @@ def memory_write(
     scope: str = "global",
     scope_id: str = "",
     max_memory_writes: int | None = None,
+    context: str = "",
 ) -> Verdict:
-    """A memory from an agent that extracts for itself: same gate, guard, injection, dedup."""
+    """A memory from an agent that extracts for itself: same gate, guard, injection, dedup.
+
+    ``context`` (Memory.context: what the memory answers or continues, e.g. the turn
+    before) is keyword-searched like the context the extraction runner stores; it passes
+    the same firewall first (``context_check``), or InvalidInput says why not.
+    """
+    context = context_check(context, task_id=task_id, skill_id=skill_id)
     refused = memory_write_check(candidate, task_id=task_id, skill_id=skill_id)
     if refused is not None:
         return refused
@@ -95,8 +104,30 @@ def memory_write(
         scope=scope,
         scope_id=scope_id,
         max_memory_writes=max_memory_writes,
+        context=context,
     )
     return commit_candidate(candidate, ctx)
+
+
+def context_check(context: str, *, task_id: str = "", skill_id: str = "") -> str:
+    """``context`` as a direct write stores it (recalled blocks stripped, as the runner
+    strips them), or InvalidInput: over MAX_CONTEXT_CHARS, not valid text, an injection
+    or a credential (``pipeline.context_rejection``)."""
+    check_text(context, field="context")
+    if len(context) > MAX_CONTEXT_CHARS:
+        raise InvalidInput(
+            f"context is {len(context):,} characters, over the limit of "
+            f"{MAX_CONTEXT_CHARS:,}; nothing was stored"
+        )
+    if not context.strip():
+        return ""
+    source = Source(
+        role="user", text=context, source_type="api", task_id=task_id, skill_id=skill_id
+    )
+    reason = context_rejection(context, source)
+    if reason is not None:
+        raise InvalidInput(f"context rejected: {reason}; nothing was stored")
+    return strip_recalled(context).strip()
 
 
 def memory_write_check(

@@ -227,6 +227,28 @@ def injection_reason(text: str, source: Source, mode: InjectionMode | None = Non
     return f"injection ({mode} mode): {', '.join(families)}"
 
 
+# Memory.context: what a memory answers or continues (the turn before, then the message
+# itself). Keyword-searched, not embedded. The extraction runner cuts it to this length;
+# a direct write (POST /api/memories) longer than this is refused.
+MAX_CONTEXT_CHARS = 2_000
+
+
+def context_rejection(context: str, source: Source) -> str | None:
+    """Why ``context``, given with a direct write, may not be stored as Memory.context; None
+    when it may (after ``guard.strip_recalled``, as the runner strips what it stores).
+
+    The firewall a message passes before its text becomes a memory's context: injection
+    detection on the raw text, then on the text left after stripping recalled blocks, in the
+    source's mode (``propose``); and, as for every stored text, no credential
+    (``secrets.secret_reason``: context comes back with every recalled memory).
+    """
+    reason = injection_reason(context, source)
+    stripped = guard.strip_recalled(context)
+    if reason is None and stripped != context:
+        reason = injection_reason(stripped, source)
+    return reason or secrets.secret_reason(stripped)
+
+
 def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
     """The classification stage: the model's answer when the provider has one, else the
     offline rules (memories.extraction.rules). ProviderError when the model fails or

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.guard import strip_recalled
-from memories.extraction.pipeline import propose
+from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, SourceType
 from memories.selectors import previous_message_content
@@ -160,7 +160,6 @@ def _extract(record: Extraction) -> list[Verdict]:
     return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
 
 
-MAX_CONTEXT_CHARS = 2_000
 MEMORY_OFF = "memory is switched off (Settings > Memory)"
 
 
