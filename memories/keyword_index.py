@@ -1,8 +1,9 @@
 """The FTS5 keyword index of memories (the contentless table ``memories_fts``).
 
 Layout (migration 0008): title, content, summary and tags are indexed with
-every word stored as ``<namespace key><word>`` (``spaceduck.fts.namespaced_terms``,
-called by the triggers through the SQL function ``spaceduck_terms``). So each
+every word stored as ``<namespace key><stem>`` (``spaceduck.fts.namespaced_terms``,
+called by the triggers through the SQL function ``spaceduck_terms``; stems since
+migration 0015, ``spaceduck.stemming``). So each
 namespace has its own postings: a query never reads another namespace's
 documents, and the document frequencies BM25 weighs terms by are the
 namespace's own (one tenant's vocabulary never shifts another's ranking).
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from spaceduck.fts import index_words, namespace_key
+from spaceduck.fts import index_terms, index_words, namespace_key
 
 # The most documents one keyword query may score: ~1.3 ms of BM25 here, well
 # under the vector list's ~12 ms at 100k memories. Measured (bench recall at
@@ -36,7 +37,7 @@ from spaceduck.fts import index_words, namespace_key
 # 1,000 and 26.0 at 2,000; LoCoMo hybrid recall@10 0.728 at 500, 0.727 at 1,000.
 MAX_MATCHED_DOCS = 500
 
-Term = tuple[str, bool]  # (index word, match as a prefix)
+Term = tuple[str, bool]  # (index term, match as a prefix)
 
 # Phrases found matching more than MAX_MATCHED_DOCS documents are remembered
 # per process for COMMON_TTL seconds: a word that common stays common, and
@@ -58,7 +59,12 @@ _BM25_SQL = (
 
 
 def phrase(namespace: str, word: str, *, prefix: bool = False) -> str:
-    """One FTS5 phrase for ``word`` in the namespace; ``word`` must be an index word."""
+    """One FTS5 phrase for ``word`` in the namespace.
+
+    ``word`` must be an index term (``spaceduck.fts.index_terms``, a stem): it is
+    checked to be a single index word, which every stem is. It is not stemmed
+    again (Snowball is not idempotent: "agreed" -> "agre" -> "agr").
+    """
     if index_words(word) != [word]:
         raise ValueError(f"not a single index word: {word!r}")
     return f'"{namespace_key(namespace)}{word}"' + (" *" if prefix else "")
@@ -132,14 +138,15 @@ def _documents(cursor: object, text: str) -> int:
 
 
 def matching_ids(namespace: str, text: str) -> list[int]:
-    """Every memory id of the namespace whose index holds all of ``text``'s words, ascending.
+    """Every memory id of the namespace whose index holds all of ``text``'s terms, ascending.
 
-    For checks and tests: it does not skip common words and does not rank.
+    For checks and tests: it does not skip common words and does not rank. Words are
+    stemmed as the index stores them, so "kites" also finds a memory saying "kite".
     """
-    words = index_words(text)
-    if not words:
+    terms = index_terms(text)
+    if not terms:
         return []
-    expression = " AND ".join(phrase(namespace, word) for word in dict.fromkeys(words))
+    expression = " AND ".join(phrase(namespace, term) for term in dict.fromkeys(terms))
     with connection.cursor() as cursor:
         rows = cursor.execute(
             "SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s ORDER BY rowid",

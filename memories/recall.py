@@ -26,6 +26,8 @@ Every hit carries an explanation: (rrf + neighbour) times its multipliers is its
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -34,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 from django.utils import timezone
 
-from memories import keyword_index, vector_index
+from memories import keyword_index, rerank, vector_index
 from memories.models import Memory, MemoryStatus
 from memories.selectors import memory_rows, message_neighbours
 from memories.staleness import decay, reactivate
@@ -42,6 +44,7 @@ from spaceduck import runtime
 from spaceduck.db.fast import read_plan
 from spaceduck.fts import MAX_TERMS, index_words
 from spaceduck.providers import get_embedder
+from spaceduck.stemming import stem
 
 RRF_K = 60
 SCOPE_BOOST = {"thread": 1.5, "project": 1.2, "global": 1.0}
@@ -83,6 +86,11 @@ class RecallQuery:
     vector: np.ndarray | None = None
     # Which ranked lists to fuse: "vector", "keyword" or both (evaluation, debugging).
     lists: Sequence[str] = ("vector", "keyword")
+    # Re-score the fused candidates (memories.rerank); off: the fusion's order alone.
+    second_stage: bool = True
+    # When the question is asked: what "last week" or "in October" is relative to
+    # (None: now). A benchmark replaying old conversations sets it.
+    asked_at: datetime | None = None
 
 
 @dataclass
@@ -97,6 +105,9 @@ class Explanation:
     recency: float = 1.0
     scope: float = 1.0
     superseded: float = 1.0
+    # The second stage's multiplier (memories.rerank) and the dates the query named.
+    second_stage: float = 1.0
+    dates: list[str] = field(default_factory=list)
     # Added to rrf: NEIGHBOUR_WEIGHT x the fused score of the hit neighbour_of.
     neighbour: float = 0.0
     neighbour_of: int | None = None
@@ -115,6 +126,7 @@ class Explanation:
             * self.recency
             * self.scope
             * self.superseded
+            * self.second_stage
         )
 
 
@@ -149,31 +161,27 @@ STOPWORDS = frozenset(
     yours yourself yourselves s t d ll m re ve
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
-# Inflection endings stripped before a prefix match: "painting" also finds
-# "paints" and "painted" (the FTS tokenizer does no stemming).
-_SUFFIXES = ("ings", "ing", "ied", "ies", "ed", "es", "s")
-MIN_STEM = 4
 
 
 def keyword_terms(text: str) -> list[tuple[str, bool]]:
-    """The query's words for the keyword list as (term, is_prefix), de-duplicated in order.
+    """The query's terms for the keyword list as (term, is_prefix), de-duplicated in order.
 
     Words are the keyword index's words (runs of letters/digits, case and
     diacritics folded, so "Caroline's" is "caroline" + "s"); stopwords are
-    dropped unless nothing else is left; a long word is matched as the prefix
-    of its stem.
+    dropped unless nothing else is left; each word becomes its stem, as the index
+    stores it (``spaceduck.stemming``): "painting" finds "paints" and "painted",
+    "met" finds "meeting".
+
+    Stems are matched exactly, never as prefixes: the stemmer already joins a word's
+    inflections, while a stem's prefix matches unrelated words ("car" would find
+    "card" and "career") and makes FTS5 read the postings of every term it starts.
+    Recall queries are whole sentences, not words being typed, so an unfinished last
+    word is not a case to serve.
     """
     words = list(dict.fromkeys(index_words(text)))
     content = [w for w in words if w not in STOPWORDS]
-    out: dict[tuple[str, bool], None] = {}
-    for word in content or words:
-        stem = word
-        for suffix in _SUFFIXES:
-            if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
-                stem = word[: -len(suffix)]
-                break
-        out.setdefault((stem, stem != word), None)
-    return list(out)[:MAX_TERMS]
+    terms = dict.fromkeys(stem(word) for word in content or words)
+    return [(term, False) for term in terms][:MAX_TERMS]
 
 
 def keyword_list(namespace: str, text: str, limit: int) -> list[tuple[int, float]]:
@@ -340,12 +348,50 @@ def _ranked(ids: list[tuple[int, float]]) -> dict[int, tuple[int, float]]:
     return {memory_id: (rank, score) for rank, (memory_id, score) in enumerate(ids, start=1)}
 
 
+def pool_sizes(query: RecallQuery) -> tuple[int, int]:
+    """How many candidates each list gives. With the second stage the pool is deeper:
+    rank fusion alone did worse with deeper lists, a scorer that reads each candidate's
+    own evidence does better (bench locomo)."""
+    if query.second_stage:
+        return clamp(query.top_k * 5, 50, 200), clamp(query.top_k * 3, 30, 100)
+    return clamp(query.top_k * 3, 30, 200), clamp(query.top_k * 2, 20, 100)
+
+
+@dataclass
+class Candidates:
+    """The first stage's admitted candidates (fused, multiplied, neighbour bonus added)."""
+
+    scored: list[tuple[_Row, Explanation]]
+    whole: dict[int, Sequence[object]]  # memory id -> its whole row (read_plan order)
+    now: datetime
+
+
 def recall(query: RecallQuery) -> list[RecallHit]:
     """The top_k memories for the query, best first, each with its explanation."""
+    found = first_stage(query)
+    scored, whole = found.scored, found.whole
+    if query.second_stage and scored:
+        _second_stage(query, found)
+    scored.sort(key=lambda pair: (-pair[1].final, -pair[0].id))
+    chosen = _with_stale_fallback(scored, query.top_k)
+    plan = read_plan(Memory)
+    hits = [
+        RecallHit(plan.instance(Memory, whole[row.id]), e.final, e.match_source, e)
+        for row, e in chosen
+    ]
+    for hit in hits:
+        if hit.memory.status == MemoryStatus.STALE:
+            reactivate(hit.memory, actor="recall", reason="recalled while stale")
+    return hits
+
+
+def first_stage(query: RecallQuery) -> Candidates:
+    """Both lists, fused and filtered, with the multipliers and the neighbour bonus."""
     now = query.now or timezone.now()
-    vector = _ranked(vector_list(query, clamp(query.top_k * 3, 30, 200)))
+    vector_k, keyword_k = pool_sizes(query)
+    vector = _ranked(vector_list(query, vector_k))
     keyword = _ranked(
-        keyword_list(query.namespace, query.text, clamp(query.top_k * 2, 20, 100))
+        keyword_list(query.namespace, query.text, keyword_k)
         if "keyword" in query.lists
         else []
     )
@@ -366,17 +412,55 @@ def recall(query: RecallQuery) -> list[RecallHit]:
         if not (row.status == MemoryStatus.SUPERSEDED and row.superseded_by_id in present)
     ]
     _add_neighbour_bonus(scored)
-    scored.sort(key=lambda pair: (-pair[1].final, -pair[0].id))
-    chosen = _with_stale_fallback(scored, query.top_k)
+    return Candidates(scored, whole, now)
+
+
+def _second_stage(query: RecallQuery, found: Candidates) -> None:
+    """Multiply each candidate's score by the second stage's factor, in place."""
+    fitted = rerank.weights()
+    if fitted is None:
+        return
+    evidence, candidates = rerank_inputs(query, found)
+    dates = [r.text for r in evidence.ranges]
+    factors = rerank.multipliers(evidence, candidates, fitted)
+    for (_, e), factor in zip(found.scored, factors, strict=True):
+        e.second_stage = factor
+        e.dates = dates
+        e.final = e.product()
+
+
+def rerank_inputs(
+    query: RecallQuery, found: Candidates
+) -> tuple[rerank.QueryEvidence, list[rerank.Candidate]]:
+    """What the second stage reads, for the recall above and for fitting its weights."""
+    evidence = rerank.query_evidence(query.text, query.asked_at or found.now)
+    whole = found.whole
     plan = read_plan(Memory)
-    hits = [
-        RecallHit(plan.instance(Memory, whole[row.id]), e.final, e.match_source, e)
-        for row, e in chosen
+    at = {name: plan.index(name) for name in ("content", "context", "occurred_at")}
+    candidates = [
+        rerank.Candidate(
+            cosine=e.cosine,
+            bm25=e.bm25,
+            log_base=math.log(max(e.final, 1e-12)),
+            content=str(whole[row.id][at["content"]] or ""),
+            context=str(whole[row.id][at["context"]] or ""),
+            occurred_at=_occurred(whole[row.id][at["occurred_at"]]),
+            neighbour=e.neighbour > 0,
+            vector_rank=e.vector_rank,
+            keyword_rank=e.keyword_rank,
+        )
+        for row, e in found.scored
     ]
-    for hit in hits:
-        if hit.memory.status == MemoryStatus.STALE:
-            reactivate(hit.memory, actor="recall", reason="recalled while stale")
-    return hits
+    days = Counter(c.occurred_at.date() for c in candidates if c.occurred_at is not None)
+    others = max(1, len(candidates) - 1)
+    for c in candidates:
+        if c.occurred_at is not None:
+            c.same_day = (days[c.occurred_at.date()] - 1) / others
+    return evidence, candidates
+
+
+def _occurred(value: object) -> datetime | None:
+    return _aware(value) if isinstance(value, str | datetime) and value else None
 
 
 def _add_neighbour_bonus(scored: list[tuple[_Row, Explanation]]) -> None:

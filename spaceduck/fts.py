@@ -17,6 +17,8 @@ import re
 import unicodedata
 from typing import Literal
 
+from spaceduck.stemming import stem
+
 _UNBINDABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_TERMS = 32
 
@@ -47,11 +49,12 @@ NAMESPACE_KEY_LENGTH = 10
 
 
 def index_words(text: str | None) -> list[str]:
-    """The words of ``text`` as the keyword index stores them, in order.
+    """The words of ``text`` as the keyword index reads them, in order (before stemming).
 
     Case-folded, diacritics removed (NFKD without combining marks), split into
     runs of letters and digits: what FTS5's ``unicode61 remove_diacritics 2``
-    tokenizer does, done here so each word can carry its namespace's key.
+    tokenizer does, done here so each word can carry its namespace's key. A stem
+    of such a word is again one (``index_words(stem(w)) == [stem(w)]``).
     """
     if not text:
         return []
@@ -68,6 +71,15 @@ def index_words(text: str | None) -> list[str]:
     return _WORD.findall(folded)
 
 
+def index_terms(text: str | None) -> list[str]:
+    """The terms the keyword index stores for ``text``, in order: the stems of its words.
+
+    Each word of ``index_words`` through ``spaceduck.stemming.stem`` ("hiking" -> "hike",
+    "met" -> "meet"); a query's words go through the same function.
+    """
+    return [stem(word) for word in index_words(text)]
+
+
 def namespace_key(namespace: str) -> str:
     """A fixed-length token prefix for the namespace (10 hex digits of its BLAKE2b hash)."""
     digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=NAMESPACE_KEY_LENGTH // 2)
@@ -75,7 +87,8 @@ def namespace_key(namespace: str) -> str:
 
 
 def namespaced_terms(namespace: str | None, text: str | None) -> str:
-    """``text`` as the keyword index's document: each word prefixed with the namespace key.
+    """``text`` as the keyword index's document: each term (``index_terms``, the stem of a
+    word) prefixed with the namespace key.
 
     Registered as the SQL function ``spaceduck_terms(namespace, text)`` on every
     connection (spaceduck.db.backend) and called by the index's triggers, so
@@ -83,4 +96,4 @@ def namespaced_terms(namespace: str | None, text: str | None) -> str:
     documents, and BM25's document frequencies are the namespace's own.
     """
     key = namespace_key(namespace or "")
-    return " ".join(key + word for word in index_words(text))
+    return " ".join(key + term for term in index_terms(text))

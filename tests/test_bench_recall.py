@@ -89,12 +89,15 @@ def test_bench_locomo_prints_recall_at_k_per_mode(tmp_path: Path) -> None:
     buf = StringIO()
     call_command("bench", "locomo", str(path), "--embedder", "hash", "--k", "1,2", stdout=buf)
     out = buf.getvalue()
-    assert "2 conversations, 6 turns stored" in out
-    assert "6 questions (categories 1-4)" in out
+    assert "2 conversations, 6 turns per mode" in out
+    assert "6 questions (categories 1-4) per mode" in out
+    assert "=== pipeline mode ===" in out and "=== bare mode ===" in out
     for k in (1, 2):
-        assert f"evidence recall@{k}" in out
-    for mode in ("vector", "keyword", "hybrid"):
-        assert len(re.findall(rf"^  {mode}\s+{NUMBER}", out, flags=re.MULTILINE)) == 2
+        assert out.count(f"recall@{k}") == 2  # one table per mode
+    for column in ("vector", "keyword", "hybrid", "final"):
+        assert len(re.findall(rf"^  {column}\s+{NUMBER}", out, flags=re.MULTILINE)) == 4
+    # the default split: the first three fifths of the conversations fit, the rest held out
+    assert "fitted on: conv-a; held out: conv-b" in out
 
 
 def test_locomo_turn_contents_and_evidence_ids() -> None:

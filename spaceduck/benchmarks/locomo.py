@@ -1,6 +1,7 @@
 """Retrieval quality on LoCoMo: evidence recall@k of vector-only, keyword-only and hybrid recall.
 
-``python manage.py bench locomo PATH [--embedder local|hash] [--k 5,10] [--limit N]``
+``python manage.py bench locomo PATH [--embedder local|hash] [--k 5,10] [--limit N]
+[--fit] [--fit-on conv-26,conv-30,conv-41]``
 
 PATH is a LoCoMo JSON file. The data set is not part of this repository: it is
 LoCoMo (Maharana et al., 2024, "Evaluating Very Long-Term Conversational Memory
@@ -30,11 +31,26 @@ turn is also stored as one memory (no extraction), kind ``episode``:
   the session's thread and the turn's message, which recall's neighbour bonus
   uses (hits from adjacent messages of one thread lift each other).
 
-Every question of categories 1-4 (category 5, adversarial, has no answer to
-find) is then asked through ``recall()`` with ``top_k = max(k)`` in three
-modes: vector only (``lists=("vector",)``), keyword only
-(``lists=("keyword",)``) and hybrid (both, the default). The neighbour bonus
-is part of recall and so applies in every mode.
+Every conversation is stored twice, in two modes reported side by side:
+
+- ``pipeline``: as above (date prefix, previous turn as context, thread and source
+  message, so the neighbour bonus applies): what the extraction pipeline stores;
+- ``bare``: each turn written through ``memories.ingest.memory_write``, the service
+  behind ``POST /api/memories`` (gate, firewall, dedup), content = ``"<speaker>:
+  <text>"`` only, ``occurred_at`` = the session date, no context, no source message:
+  what an agent that extracts for itself stores.
+
+Every question of categories 1-4 (category 5, adversarial, has no answer to find)
+is then asked through ``recall()`` with ``top_k = max(k)`` and four columns: vector
+only, keyword only, hybrid (both lists fused: the first stage), each with the
+second stage off, and ``final`` (hybrid + the second stage, memories.rerank).
+Relative dates in questions are resolved against the day after the last session.
+
+``--fit`` fits the second stage's weights on the ``--fit-on`` conversations (both
+modes' candidates pooled) and writes ``memories/rerank.json``; the report gives
+hybrid and final for the fitted and the held-out conversations apart. The shipped
+weights were fitted on conv-26, conv-30, conv-41 of ``locomo-dev.json`` and are
+validated on conv-42 and conv-43.
 
 Metric, per question: evidence recall@k = |evidence dia_ids among the dia_ids
 of the top k hits| / |evidence dia_ids|; reported as the mean over questions,
@@ -61,7 +77,16 @@ import numpy as np
 from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-MODES = {"vector": ("vector",), "keyword": ("keyword",), "hybrid": ("vector", "keyword")}
+# The columns: each first-stage list alone, both fused, and after the second stage.
+COLUMNS = {
+    "vector": ("vector",),
+    "keyword": ("keyword",),
+    "hybrid": ("vector", "keyword"),
+    "final": ("vector", "keyword"),
+}
+STORES = ("pipeline", "bare")
+# The dev conversations the second stage is fitted on; the others are held out.
+FIT_ON = ("conv-26", "conv-30", "conv-41")
 EMBED_BATCH = 64
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)$")
@@ -82,6 +107,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedder", default="local", choices=["local", "hash"])
     parser.add_argument("--k", default="5,10", help="cut-offs for recall@k")
     parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+    parser.add_argument(
+        "--fit",
+        action="store_true",
+        help="fit the second stage on --fit-on and write memories/rerank.json",
+    )
+    parser.add_argument(
+        "--fit-on",
+        default=",".join(FIT_ON),
+        help="conversations (sample_id) the second stage is fitted on; the rest are held out",
+    )
 
 
 def check_data(path: Path) -> list[dict[str, Any]]:
@@ -108,7 +143,13 @@ def check_data(path: Path) -> list[dict[str, Any]]:
 def run(options: dict[str, Any], stdout: Writer) -> None:
     check_data(Path(options["path"]))
     path = str(Path(options["path"]).resolve())
-    args = [path, str(options["k"]), str(options["limit"])]
+    args = [
+        path,
+        str(options["k"]),
+        str(options["limit"]),
+        str(options["fit_on"]),
+        "fit" if options["fit"] else "report",
+    ]
     run_child(
         "spaceduck.benchmarks.locomo",
         args,
@@ -213,9 +254,95 @@ def store(namespace: str, rows: list[Turn]) -> dict[int, str]:
     return {m.pk: turn.dia_id for m, turn in zip(memories, rows, strict=True)}
 
 
-def child_main(path: str, cutoffs: list[int], limit: int) -> None:
+def store_bare(namespace: str, rows: list[Turn]) -> dict[int, set[str]]:
+    """The ``bare`` mode: each turn written as an agent would through ``POST /api/memories``
+    (memories.ingest.memory_write: gate, firewall, dedup), content = the turn as said,
+    ``occurred_at`` = the session date, no context, no source message (so no neighbours).
+
+    Returns memory id -> the dia_ids written to it (a turn deduplicated against an
+    earlier one counts for that memory).
+    """
+    from memories.extraction.types import candidate_from_api
+    from memories.ingest import memory_write
+
+    dia_of: dict[int, set[str]] = defaultdict(set)
+    for turn in rows:
+        candidate = candidate_from_api(
+            {"kind": "episode", "content": turn.said, "occurred_at": turn.occurred_at}
+        )
+        verdict = memory_write(candidate, namespace=namespace, actor="bench:locomo")
+        memory_id = verdict.memory_id or verdict.matched_memory_id
+        if memory_id:
+            dia_of[memory_id].add(turn.dia_id)
+    return dia_of
+
+
+@dataclass
+class Asked:
+    """One question as asked of one stored mode."""
+
+    conversation: str
+    category: int
+    evidence: set[str]
+    found: dict[str, list[set[str]]]  # column -> the dia_ids of each hit, best first
+    candidates: list[tuple[np.ndarray, float, set[str]]]  # (features, log_base, dia_ids)
+
+
+def ask(
+    namespace: str,
+    dia_of: dict[int, set[str]],
+    question: dict[str, Any],
+    evidence: set[str],
+    vector: np.ndarray,
+    top_k: int,
+    asked_at: datetime | None,
+) -> tuple[dict[str, list[set[str]]], list[tuple[np.ndarray, float, set[str]]]]:
+    from memories import rerank
+    from memories.recall import RecallQuery, first_stage, recall, rerank_inputs
+
+    found: dict[str, list[set[str]]] = {}
+    for column, lists in COLUMNS.items():
+        query = RecallQuery(
+            namespace,
+            question["question"],
+            top_k=top_k,
+            vector=vector,
+            lists=lists,
+            second_stage=column == "final",
+            asked_at=asked_at,
+        )
+        found[column] = [dia_of.get(hit.memory.pk, set()) for hit in recall(query)]
+    # The pool the second stage re-scores (first_stage does not apply it).
+    query = RecallQuery(
+        namespace, question["question"], top_k=top_k, vector=vector, asked_at=asked_at
+    )
+    first = first_stage(query)
+    evidence_of, candidates = rerank_inputs(query, first)
+    cosines = [c.cosine for c in candidates if c.cosine is not None]
+    floor = min(cosines) if cosines else 0.0
+    pool = [
+        (
+            rerank.features(evidence_of, candidate, floor),
+            candidate.log_base,
+            dia_of.get(row.id, set()),
+        )
+        for (row, _), candidate in zip(first.scored, candidates, strict=True)
+    ]
+    return found, pool
+
+
+def recall_at(asked: Asked, column: str, k: int) -> float:
+    hit = set().union(*asked.found[column][:k]) if asked.found[column] else set()
+    return len(asked.evidence & hit) / len(asked.evidence)
+
+
+def last_session_date(rows: list[Turn]) -> datetime | None:
+    dates = [turn.occurred_at for turn in rows if turn.occurred_at is not None]
+    return max(dates) + timedelta(days=1) if dates else None
+
+
+def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit: bool) -> None:
     setup_child_django()
-    from memories.recall import RecallQuery, recall
     from spaceduck.providers import get_embedder
 
     data = json.loads(Path(path).read_text())
@@ -223,60 +350,169 @@ def child_main(path: str, cutoffs: list[int], limit: int) -> None:
         data = data[:limit]
     embedder = get_embedder()
     top_k = max(cutoffs)
-    # scores[mode][category] -> list of per-question recall@k, one list per cut-off
-    scores: dict[str, dict[int, list[list[float]]]] = {
-        mode: defaultdict(lambda: [[] for _ in cutoffs]) for mode in MODES
-    }
-    stored = asked = 0
-    store_s = ask_s = 0.0
-    for sample in data:
-        namespace = f"agent:locomo-{sample.get('sample_id', len(scores))}"
-        started = time.perf_counter()
-        dia_of = store(namespace, turns(sample["conversation"]))
-        store_s += time.perf_counter() - started
-        stored += len(dia_of)
+    asked: dict[str, list[Asked]] = {store_mode: [] for store_mode in STORES}
+    stored = 0
+    started = time.perf_counter()
+    for number, sample in enumerate(data):
+        name = str(sample.get("sample_id", number))
+        rows = turns(sample["conversation"])
+        stores = {
+            "pipeline": store(f"agent:locomo-{name}", rows),
+            "bare": store_bare(f"agent:locomo-bare-{name}", rows),
+        }
+        stores["pipeline"] = {k: {v} for k, v in stores["pipeline"].items()}  # type: ignore[misc]
+        stored += len(rows)
         questions = [
             (q, evidence_ids(q.get("evidence", [])))
             for q in sample["qa"]
             if q.get("category") in CATEGORIES
         ]
         questions = [(q, ev) for q, ev in questions if ev]
-        if not questions:
-            continue
-        vectors = embedder.embed([q["question"] for q, _ in questions])
-        started = time.perf_counter()
-        for (q, evidence), vector in zip(questions, vectors, strict=True):
-            asked += 1
-            for mode, lists in MODES.items():
-                query = RecallQuery(
-                    namespace, q["question"], top_k=top_k, vector=np.asarray(vector), lists=lists
-                )
-                found = [dia_of.get(hit.memory.pk) for hit in recall(query)]
-                row = scores[mode][q["category"]]
-                for i, k in enumerate(cutoffs):
-                    row[i].append(len(evidence & set(found[:k])) / len(evidence))
-        ask_s += time.perf_counter() - started
-
+        vectors = embedder.embed([q["question"] for q, _ in questions]) if questions else []
+        when = last_session_date(rows)
+        for store_mode, dia_of in stores.items():
+            namespace = (
+                f"agent:locomo-{name}" if store_mode == "pipeline" else f"agent:locomo-bare-{name}"
+            )
+            for (q, evidence), vector in zip(questions, vectors, strict=True):
+                found, pool = ask(namespace, dia_of, q, evidence, np.asarray(vector), top_k, when)  # type: ignore[arg-type]
+                asked[store_mode].append(Asked(name, q["category"], evidence, found, pool))
+    took = time.perf_counter() - started
     fp = embedder.fingerprint
+    names = [str(s.get("sample_id", i)) for i, s in enumerate(data)]
+    fit_on = [n for n in fit_on if n in names] or names[: max(1, len(names) * 3 // 5)]
+    held_out = [n for n in names if n not in fit_on]
     print(
-        f"locomo: {len(data)} conversations, {stored} turns stored in {store_s:.1f} s "
-        f"({fp.provider}/{fp.model}), {asked} questions (categories 1-4) x {len(MODES)} modes "
-        f"in {ask_s:.1f} s"
+        f"locomo: {len(data)} conversations, {stored} turns per mode ({fp.provider}/{fp.model}), "
+        f"{len(asked['pipeline'])} questions (categories 1-4) per mode, {took:.1f} s"
     )
-    header = "evidence recall@k".ljust(18) + "".join(
+    if fit:
+        fitted = fit_weights([a for m in STORES for a in asked[m] if a.conversation in fit_on])
+        write_weights(fitted, fit_on, held_out)
+        print(
+            f"second stage fitted on {', '.join(fit_on)}; weights written to memories/rerank.json"
+        )
+        print("  the final columns below used the previous weights; with the new ones:")
+        for store_mode in STORES:
+            for label, part in (("fitted on", fit_on), ("held out", held_out)):
+                subset = [a for a in asked[store_mode] if a.conversation in part]
+                cells = "  ".join(
+                    f"final@{k} {np.mean([rescored_recall(a, fitted, k) for a in subset]):.3f}"
+                    for k in cutoffs
+                )
+                print(f"  {store_mode:<8} {label:<10} ({len(subset)} questions): {cells}")
+    print(f"second stage weights fitted on: {', '.join(fit_on)}; held out: {', '.join(held_out)}")
+    for store_mode in STORES:
+        report(store_mode, asked[store_mode], cutoffs, fit_on, held_out)
+
+
+def report(
+    store_mode: str, asked: list[Asked], cutoffs: list[int], fit_on: list[str], held_out: list[str]
+) -> None:
+    print(f"\n=== {store_mode} mode ===")
+    header = "recall@k".ljust(18) + "".join(
         f"{name:>13}" for name in ("overall", *(f"{c}:{n}"[:12] for c, n in CATEGORIES.items()))
     )
-    for i, k in enumerate(cutoffs):
-        print(f"\n{header.replace('@k', f'@{k}')}")
-        for mode in MODES:
-            per = scores[mode]
-            everything = [v for cat in per.values() for v in cat[i]]
-            cells = [np.mean(everything) if everything else float("nan")]
-            cells += [np.mean(per[c][i]) if per[c][i] else float("nan") for c in CATEGORIES]
-            print(f"  {mode:<16}" + "".join(f"{v:>13.3f}" for v in cells))
-    counts = {c: len(scores["hybrid"][c][0]) for c in CATEGORIES}
-    print(f"\nquestions per category: {counts}")
+    for k in cutoffs:
+        print(header.replace("@k", f"@{k}"))
+        for column in COLUMNS:
+            cells = [np.mean([recall_at(a, column, k) for a in asked])]
+            for category in CATEGORIES:
+                values = [recall_at(a, column, k) for a in asked if a.category == category]
+                cells.append(np.mean(values) if values else float("nan"))
+            print(f"  {column:<16}" + "".join(f"{v:>13.3f}" for v in cells))
+    for label, part in (("fitted on", fit_on), ("held out", held_out)):
+        subset = [a for a in asked if a.conversation in part]
+        if not subset:
+            continue
+        cells = "  ".join(
+            f"{column}@{k} {np.mean([recall_at(a, column, k) for a in subset]):.3f}"
+            for k in cutoffs
+            for column in ("hybrid", "final")
+        )
+        print(f"  {label:<10} ({len(subset)} questions): {cells}")
+
+
+# --- Fitting the second stage -----------------------------------------------------------
+
+
+def _design(asked: Asked) -> tuple[np.ndarray, np.ndarray]:
+    """[log_base, features...] per candidate, and which candidates hold evidence."""
+    x = np.array([np.concatenate([[log_base], f]) for f, log_base, _ in asked.candidates])
+    y = np.array([float(bool(dias & asked.evidence)) for _, _, dias in asked.candidates])
+    return x, y
+
+
+def _listwise(groups: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray, l2: float) -> float:
+    loss = 0.5 * l2 * float(w @ w)
+    for x, target in groups:
+        z = x @ w
+        top = z.max()
+        loss -= float(target @ (z - top)) - float(np.log(np.exp(z - top).sum()))
+    return loss
+
+
+def fit_weights(asked: list[Asked], l2: float = 1.0, rounds: int = 100) -> np.ndarray:
+    """A listwise model: per question, a softmax over its candidates of [log_base,
+    features] . w, fitted (damped Newton, L2) to put the probability on the evidence.
+    Returns [w_base, w_features...]. Questions whose evidence is not in the pool teach
+    nothing and are left out."""
+    groups = [(x, y / y.sum()) for x, y in map(_design, asked) if len(y) and y.sum()]
+    w = np.zeros(groups[0][0].shape[1])
+    loss = _listwise(groups, w, l2)
+    for _ in range(rounds):
+        gradient = l2 * w
+        hessian = np.diag(np.full(len(w), l2))
+        for x, target in groups:
+            z = x @ w
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            gradient = gradient + x.T @ (p - target)
+            mean = p @ x
+            hessian = hessian + (x * p[:, None]).T @ x - np.outer(mean, mean)
+        step = np.linalg.solve(hessian, gradient)
+        scale = 1.0
+        while scale > 1e-4 and _listwise(groups, w - scale * step, l2) > loss:
+            scale /= 2  # a full Newton step can overshoot far from the optimum
+        w = w - scale * step
+        new_loss = _listwise(groups, w, l2)
+        if loss - new_loss < 1e-9:
+            break
+        loss = new_loss
+    return w
+
+
+def rescored_recall(asked: Asked, w: np.ndarray, k: int) -> float:
+    """recall@k of the pool ordered by the model: what recall() gives with these weights."""
+    if not asked.candidates:
+        return 0.0
+    x, _ = _design(asked)
+    order = np.argsort(-(x @ w), kind="stable")[:k]
+    hit = set().union(*(asked.candidates[i][2] for i in order))
+    return len(asked.evidence & hit) / len(asked.evidence)
+
+
+def write_weights(w: np.ndarray, fit_on: list[str], held_out: list[str]) -> None:
+    from memories import rerank
+
+    data = {
+        "about": "memories/rerank.py second stage; fitted by manage.py bench locomo --fit",
+        "base": round(float(w[0]), 6),
+        "features": {
+            name: round(float(v), 6) for name, v in zip(rerank.FEATURES, w[1:], strict=True)
+        },
+        "fitted_on": fit_on,
+        "validated_on": held_out,
+    }
+    rerank.WEIGHTS_FILE.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    rerank.weights.cache_clear()
 
 
 if __name__ == "__main__":
-    child_main(sys.argv[1], [int(k) for k in sys.argv[2].split(",") if k.strip()], int(sys.argv[3]))
+    child_main(
+        sys.argv[1],
+        [int(k) for k in sys.argv[2].split(",") if k.strip()],
+        int(sys.argv[3]),
+        [n for n in sys.argv[4].split(",") if n],
+        sys.argv[5] == "fit",
+    )

@@ -47,7 +47,7 @@ def test_the_explanation_multiplies_to_the_score() -> None:
     assert e.importance == pytest.approx(0.7 + 0.3 * 0.85)
     assert e.confidence == pytest.approx(0.6 + 0.4 * 0.95)
     product = (e.rrf + e.neighbour) * e.importance * e.confidence * e.recency * e.scope
-    product *= e.superseded
+    product *= e.superseded * e.second_stage
     assert hit.score == pytest.approx(product)
     assert e.final == pytest.approx(product)
 
