@@ -391,9 +391,7 @@ def first_stage(query: RecallQuery) -> Candidates:
     vector_k, keyword_k = pool_sizes(query)
     vector = _ranked(vector_list(query, vector_k))
     keyword = _ranked(
-        keyword_list(query.namespace, query.text, keyword_k)
-        if "keyword" in query.lists
-        else []
+        keyword_list(query.namespace, query.text, keyword_k) if "keyword" in query.lists else []
     )
     statuses = _statuses(query)
     tasks = visible_task_ids(

@@ -91,7 +91,8 @@ def test_bench_locomo_prints_recall_at_k_per_mode(tmp_path: Path) -> None:
     out = buf.getvalue()
     assert "2 conversations, 6 turns per mode" in out
     assert "6 questions (categories 1-4) per mode" in out
-    assert "=== pipeline mode ===" in out and "=== bare mode ===" in out
+    assert "=== pipeline mode ===" in out
+    assert "=== bare mode ===" in out
     for k in (1, 2):
         assert out.count(f"recall@{k}") == 2  # one table per mode
     for column in ("vector", "keyword", "hybrid", "final"):
