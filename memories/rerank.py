@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from memories.dates import date_match, query_dates
 from spaceduck.fts import index_terms
 
 WEIGHTS_FILE = Path(__file__).with_name("rerank.json")
@@ -120,7 +121,6 @@ class Candidate:
 
 
 def query_evidence(text: str, now: datetime) -> QueryEvidence:
-    from memories.dates import query_dates
     from memories.recall import keyword_terms
 
     terms = frozenset(term for term, _ in keyword_terms(text))
@@ -133,32 +133,27 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(index_terms(text))
 
 
-def features(query: QueryEvidence, candidate: Candidate, floor_cosine: float) -> np.ndarray:
+def features(query: QueryEvidence, candidate: Candidate, floor_cosine: float) -> list[float]:
     """The FEATURES of one candidate, in order. ``floor_cosine``: the vector list's last
     cosine, an upper bound for candidates it did not return."""
-    from memories.dates import date_match
-
     content, context = _words(candidate.content), _words(candidate.context)
-    terms = query.terms
-    in_content = len(terms & content) / len(terms) if terms else 0.0
-    in_context = len((terms & context) - content) / len(terms) if terms else 0.0
+    terms, names = query.terms, query.names
+    found = terms & content
     cosine = candidate.cosine if candidate.cosine is not None else floor_cosine - 0.05
-    return np.array(
-        [
-            cosine,
-            float(candidate.cosine is not None),
-            float(candidate.bm25 is not None),
-            in_content,
-            in_context,
-            float(bool(terms) and terms <= (content | context)),
-            len(query.names & content) / len(query.names) if query.names else 0.0,
-            date_match(query.ranges, candidate.occurred_at),
-            float(candidate.neighbour),
-            1.0 / (1 + candidate.vector_rank) if candidate.vector_rank else 0.0,
-            1.0 / (1 + candidate.keyword_rank) if candidate.keyword_rank else 0.0,
-            candidate.same_day,
-        ]
-    )
+    return [
+        cosine,
+        float(candidate.cosine is not None),
+        float(candidate.bm25 is not None),
+        len(found) / len(terms) if terms else 0.0,
+        len((terms & context) - found) / len(terms) if terms else 0.0,
+        float(bool(terms) and terms <= (content | context)),
+        len(names & content) / len(names) if names else 0.0,
+        date_match(query.ranges, candidate.occurred_at) if query.ranges else 0.0,
+        float(candidate.neighbour),
+        1.0 / (1 + candidate.vector_rank) if candidate.vector_rank else 0.0,
+        1.0 / (1 + candidate.keyword_rank) if candidate.keyword_rank else 0.0,
+        candidate.same_day,
+    ]
 
 
 def multipliers(
@@ -169,7 +164,7 @@ def multipliers(
         return []
     cosines = [c.cosine for c in candidates if c.cosine is not None]
     floor = min(cosines) if cosines else 0.0
-    matrix = np.stack([features(query, c, floor) for c in candidates])
+    matrix = np.array([features(query, c, floor) for c in candidates])
     scores = matrix @ fitted.vector()
     exponents = [
         (fitted.base - 1.0) * candidate.log_base + score

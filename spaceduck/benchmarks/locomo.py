@@ -322,7 +322,7 @@ def ask(
     floor = min(cosines) if cosines else 0.0
     pool = [
         (
-            rerank.features(evidence_of, candidate, floor),
+            np.array(rerank.features(evidence_of, candidate, floor)),
             candidate.log_base,
             dia_of.get(row.id, set()),
         )

@@ -52,10 +52,29 @@ def test_without_the_second_stage_its_factor_is_one() -> None:
     assert all(hit.explanation.second_stage == 1.0 for hit in hits)
 
 
-def test_a_date_in_the_query_lifts_the_memory_of_that_time() -> None:
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where did Melanie go camping in May 2023?",
+        "Where did Melanie go camping on 20 May 2023?",
+        "Where did Melanie go camping in May?",  # asked in November 2023: May 2023
+        "Where did Melanie go camping last May?",
+        "Where did Melanie go camping two weeks before 3 June 2023?",
+        "Where did Melanie go camping in the spring of 2023?",
+    ],
+)
+def test_a_date_in_the_query_lifts_the_memory_of_that_time(question: str) -> None:
     may = add("Melanie went camping with her kids.", occurred_at=datetime(2023, 5, 20, tzinfo=UTC))
     add("Melanie went camping with her family.", occurred_at=datetime(2023, 8, 12, tzinfo=UTC))
-    add("Melanie went camping at the lake.", occurred_at=datetime(2022, 7, 2, tzinfo=UTC))
-    hits = recall(RecallQuery(NS, "Where did Melanie go camping in May 2023?", asked_at=ASKED))
+    add("Melanie went camping at the lake.", occurred_at=datetime(2022, 5, 21, tzinfo=UTC))
+    hits = recall(RecallQuery(NS, question, asked_at=ASKED))
     assert hits[0].memory.pk == may
     assert hits[0].explanation.dates  # the range the query named is shown
+    assert hits[0].explanation.second_stage > hits[1].explanation.second_stage
+
+
+def test_without_a_date_in_the_query_the_dates_do_not_decide() -> None:
+    add("Melanie went camping with her kids.", occurred_at=datetime(2023, 5, 20, tzinfo=UTC))
+    add("Melanie went camping with her family.", occurred_at=datetime(2023, 8, 12, tzinfo=UTC))
+    hits = recall(RecallQuery(NS, "Where did Melanie go camping?", asked_at=ASKED))
+    assert all(not hit.explanation.dates for hit in hits)
