@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from dataclasses import asdict
 from datetime import datetime, timedelta
@@ -28,6 +29,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.dedup import WriteContext, commit_candidate
+from memories.extraction import secrets
 from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
@@ -174,8 +176,22 @@ def learnt_from(message: Message, source: Source) -> str:
     previous = previous_message_content(message)
     before = strip_recalled(text_of(previous)) if previous is not None else ""
     own = strip_recalled(source.text)
-    text = " ".join(part for part in (before.strip(), own.strip()) if part)
+    parts = (_without_secrets(before.strip()), _without_secrets(own.strip()))
+    text = " ".join(part for part in parts if part)
     return text[:MAX_CONTEXT_CHARS]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+
+
+def _without_secrets(text: str) -> str:
+    """``text`` without the sentences that hold a credential. A message's other facts are
+    still stored, each with the message as context: a password said beside them must not
+    come along (context comes back with every recalled memory)."""
+    if secrets.secret_reason(text) is None:
+        return text
+    kept = " ".join(s for s in _SENTENCE_END.split(text) if secrets.secret_reason(s) is None)
+    return "" if secrets.secret_reason(kept) else kept
 
 
 def run_extraction(extraction_id: int) -> Extraction | None:
