@@ -18,6 +18,9 @@ looks at each candidate's own values and words:
 - ``date``: how well ``occurred_at`` fits a date the query names (memories.dates);
 - ``neighbour``: an adjacent turn of the same thread is also a candidate;
 - ``vector_rr`` / ``keyword_rr``: 1 / (1 + rank) in each list (0 when absent);
+- ``speaker``: the memory is a turn ("Name: ...") said by a name the query asks about;
+- ``rare_coverage``: like ``coverage``, each query word weighted by how few candidates
+  hold it (``term_rarity``);
 - ``same_day``: the share of the other candidates that occurred on the same day (a
   conversation's turns about one topic cluster in one session; memories written
   without a thread have no neighbours, but they have dates).
@@ -63,9 +66,13 @@ FEATURES = (
     "vector_rr",
     "keyword_rr",
     "same_day",
+    "speaker",
+    "rare_coverage",
 )
 # A capitalised word that is not the first of a sentence: a name ("Caroline", "Paris").
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
+# Who says it: a leading "Name:" (a transcript turn), after an optional "[date]".
+_SPEAKER = re.compile(r"^(?:\[[^\]]*\]\s*)?([A-Z][\w.-]{1,40}):")
 # exp(-600) is still above 0: a factor never underflows, whatever the weights.
 _MIN_EXPONENT = -600.0
 
@@ -133,9 +140,22 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(index_terms(text))
 
 
-def features(query: QueryEvidence, candidate: Candidate, floor_cosine: float) -> list[float]:
+@lru_cache(maxsize=65_536)
+def _speaker(content: str) -> str | None:
+    match = _SPEAKER.match(content)
+    terms = index_terms(match[1]) if match else []
+    return terms[0] if len(terms) == 1 else None
+
+
+def features(
+    query: QueryEvidence,
+    candidate: Candidate,
+    floor_cosine: float,
+    rarity: dict[str, float],
+) -> list[float]:
     """The FEATURES of one candidate, in order. ``floor_cosine``: the vector list's last
-    cosine, an upper bound for candidates it did not return."""
+    cosine, an upper bound for candidates it did not return; ``rarity``: each query
+    term's weight among the candidates (``term_rarity``)."""
     content, context = _words(candidate.content), _words(candidate.context)
     terms, names = query.terms, query.names
     found = terms & content
@@ -153,7 +173,28 @@ def features(query: QueryEvidence, candidate: Candidate, floor_cosine: float) ->
         1.0 / (1 + candidate.vector_rank) if candidate.vector_rank else 0.0,
         1.0 / (1 + candidate.keyword_rank) if candidate.keyword_rank else 0.0,
         candidate.same_day,
+        float(_speaker(candidate.content) in names) if names else 0.0,
+        sum(rarity[t] for t in found) / sum(rarity.values()) if rarity else 0.0,
     ]
+
+
+def term_rarity(query: QueryEvidence, candidates: Sequence[Candidate]) -> dict[str, float]:
+    """log(1 + n / df) of each query term over the candidates' content: a word only a few
+    of them hold tells more about which one is meant (an IDF over the pool, which costs
+    nothing more than the words already read)."""
+    if not query.terms:
+        return {}
+    words = [_words(c.content) for c in candidates]
+    n = len(candidates)
+    return {t: math.log(1 + n / (1 + sum(t in w for w in words))) for t in query.terms}
+
+
+def feature_matrix(query: QueryEvidence, candidates: Sequence[Candidate]) -> np.ndarray:
+    """Every candidate's FEATURES, one row each."""
+    cosines = [c.cosine for c in candidates if c.cosine is not None]
+    floor = min(cosines) if cosines else 0.0
+    rarity = term_rarity(query, candidates)
+    return np.array([features(query, c, floor, rarity) for c in candidates])
 
 
 def multipliers(
@@ -162,10 +203,7 @@ def multipliers(
     """Each candidate's second-stage multiplier, exp(score - log_base - c)."""
     if not candidates:
         return []
-    cosines = [c.cosine for c in candidates if c.cosine is not None]
-    floor = min(cosines) if cosines else 0.0
-    matrix = np.array([features(query, c, floor) for c in candidates])
-    scores = matrix @ fitted.vector()
+    scores = feature_matrix(query, candidates) @ fitted.vector()
     exponents = [
         (fitted.base - 1.0) * candidate.log_base + score
         for candidate, score in zip(candidates, scores.tolist(), strict=True)

@@ -318,15 +318,10 @@ def ask(
     )
     first = first_stage(query)
     evidence_of, candidates = rerank_inputs(query, first)
-    cosines = [c.cosine for c in candidates if c.cosine is not None]
-    floor = min(cosines) if cosines else 0.0
+    matrix = rerank.feature_matrix(evidence_of, candidates)
     pool = [
-        (
-            np.array(rerank.features(evidence_of, candidate, floor)),
-            candidate.log_base,
-            dia_of.get(row.id, set()),
-        )
-        for (row, _), candidate in zip(first.scored, candidates, strict=True)
+        (row_features, candidate.log_base, dia_of.get(row.id, set()))
+        for (row, _), candidate, row_features in zip(first.scored, candidates, matrix, strict=True)
     ]
     return found, pool
 
