@@ -66,6 +66,13 @@ class PagedFilterForm(forms.Form):
     def clean_after(self) -> Any:
         return self._cursor("after")
 
+    def filter_query(self) -> str:
+        """The query string without where the page starts: the pager's links add it."""
+        base = self.data.copy()
+        for name in ("after", "before"):
+            base.pop(name, None)
+        return base.urlencode()
+
     def clean_before(self) -> Any:
         return self._cursor("before")
 

@@ -232,6 +232,12 @@ def all_values() -> list[Value]:
     return [current(spec.key) for spec in SPECS]
 
 
+def change_history(limit: int) -> list[tuple[SettingChange, str]]:
+    """The newest ``limit`` recorded changes, each with its setting's label."""
+    labels = {spec.key: spec.label for spec in SPECS}
+    return [(c, labels.get(c.key, c.key)) for c in SettingChange.objects.all()[:limit]]
+
+
 def settings_update(
     *,
     values: Mapping[str, object],

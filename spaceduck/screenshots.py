@@ -507,45 +507,46 @@ def shoot(
         page.screenshot(path=str(out / "viewer-search.png"), full_page=True)
         print(f"viewer-search.png: recall of {SEARCH!r} in user:demo, the first hit's why open")
 
-        page.goto(f"{base}/memories/{ids['memory']}/")
-        page.wait_for_selector("#memory-page ol.timeline")
-        page.screenshot(path=str(out / "memory.png"), full_page=True)
-        print(f"memory.png: memory {ids['memory']}'s page")
-
-        page.goto(f"{base}/review/memories/")
-        page.wait_for_selector("#queue table.queue")
-        page.screenshot(path=str(out / "candidates.png"), full_page=True)
-        print("candidates.png: the candidate queue")
-
-        page.goto(f"{base}/overview/")
-        page.wait_for_selector("#overview #worker-card.worker-alive")
-        page.screenshot(path=str(out / "overview.png"), full_page=True)
-        print("overview.png: the overview")
-
-        page.goto(f"{base}/extractions/")
-        page.wait_for_selector("#extraction-list table.extractions")
-        page.screenshot(path=str(out / "extractions.png"), full_page=True)
-        print("extractions.png: the extraction log")
-
-        page.goto(f"{base}/extractions/{ids['extraction']}/")
-        page.wait_for_selector("#extraction-page #candidates")
-        page.screenshot(path=str(out / "extraction.png"), full_page=True)
-        print(f"extraction.png: extraction {ids['extraction']}'s page")
-
-        page.goto(f"{base}/extractions/{ids['failed']}/")
-        page.wait_for_selector("#extraction-page #extraction-status form.retry-form")
-        page.screenshot(path=str(out / "extraction-failed.png"), full_page=True)
-        print(f"extraction-failed.png: failed extraction {ids['failed']}'s page")
-
-        page.goto(f"{base}/threads/{DEMO_THREAD_ID}/")
-        page.wait_for_selector("#messages ol.thread-messages li.compaction-summary")
-        page.screenshot(path=str(out / "thread.png"), full_page=True)
-        print(f"thread.png: thread {DEMO_THREAD_ID}'s page")
-
-        page.goto(f"{base}/settings/memory/")
-        page.wait_for_selector("#memory-settings")
-        page.screenshot(path=str(out / "settings.png"), full_page=True)
-        print("settings.png: Settings > Memory")
+        plain_pages = [
+            (
+                f"/memories/{ids['memory']}/",
+                "#memory-page ol.timeline",
+                "memory.png",
+                f"memory {ids['memory']}'s page",
+            ),
+            ("/review/memories/", "#queue table.queue", "candidates.png", "the candidate queue"),
+            ("/overview/", "#overview #worker-card.worker-alive", "overview.png", "the overview"),
+            (
+                "/extractions/",
+                "#extraction-list table.extractions",
+                "extractions.png",
+                "the extraction log",
+            ),
+            (
+                f"/extractions/{ids['extraction']}/",
+                "#extraction-page #candidates",
+                "extraction.png",
+                f"extraction {ids['extraction']}'s page",
+            ),
+            (
+                f"/extractions/{ids['failed']}/",
+                "#extraction-page #extraction-status form.retry-form",
+                "extraction-failed.png",
+                f"failed extraction {ids['failed']}'s page",
+            ),
+            (
+                f"/threads/{DEMO_THREAD_ID}/",
+                "#messages ol.thread-messages li.compaction-summary",
+                "thread.png",
+                f"thread {DEMO_THREAD_ID}'s page",
+            ),
+            ("/settings/memory/", "#memory-settings", "settings.png", "Settings > Memory"),
+        ]
+        for path, ready, name, what in plain_pages:
+            page.goto(base + path)
+            page.wait_for_selector(ready)  # the page's main part is there: nothing half-drawn
+            page.screenshot(path=str(out / name), full_page=True)
+            print(f"{name}: {what}")
         context.close()
         browser.close()
 

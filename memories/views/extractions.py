@@ -13,7 +13,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -86,13 +86,6 @@ def _day_edge(day: date | None, at: time) -> datetime | None:
     return timezone.make_aware(datetime.combine(day, at), timezone.get_current_timezone())
 
 
-def _query_without_cursor(query: QueryDict) -> str:
-    base = query.copy()
-    for name in ("after", "before"):
-        base.pop(name, None)
-    return base.urlencode()
-
-
 @staff_member_required
 @require_GET
 def extraction_list(request: HttpRequest) -> HttpResponse:
@@ -117,7 +110,7 @@ def extraction_list(request: HttpRequest) -> HttpResponse:
             "page": page,
             "total": total,
             "capped": capped,
-            "filter_query": _query_without_cursor(request.GET),
+            "filter_query": form.filter_query(),
         }
     else:
         status = 400

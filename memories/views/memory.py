@@ -67,15 +67,7 @@ def _browse(form: MemoryFilterForm) -> dict[str, Any]:
         filters=filters, after=form.cleaned_data["after"], before=form.cleaned_data["before"]
     )
     total, capped = selectors.memory_count(filters=filters)
-    base = form.data.copy()
-    for name in ("after", "before"):
-        base.pop(name, None)
-    return {
-        "page": page,
-        "total": total,
-        "capped": capped,
-        "filter_query": base.urlencode(),
-    }
+    return {"page": page, "total": total, "capped": capped, "filter_query": form.filter_query()}
 
 
 def _search(form: MemoryFilterForm) -> dict[str, Any]:

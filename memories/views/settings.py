@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 from memories import reembed
 from spaceduck import runtime
 from spaceduck.errors import ServiceError
-from spaceduck.models import SettingChange, VectorIndexState
+from spaceduck.models import VectorIndexState
 from spaceduck.providers import get_embedder
 
 PAGE = "memories/settings.html"
@@ -61,7 +61,6 @@ def _initial() -> dict[str, Any]:
 
 
 def _context(form: MemorySettingsForm, embedder_form: EmbedderForm | None = None) -> dict[str, Any]:
-    labels = {spec.key: spec.label for spec in runtime.SPECS}
     return {
         "form": form,
         "embedder_form": embedder_form or EmbedderForm(initial=_embedder_initial()),
@@ -69,7 +68,7 @@ def _context(form: MemorySettingsForm, embedder_form: EmbedderForm | None = None
         "embedder_sources": [v for v in runtime.all_values() if not v.spec.on_form],
         "job": reembed.latest_job(),
         "rows": [(value, form[value.spec.key]) for value in _on_form()],
-        "history": [(c, labels.get(c.key, c.key)) for c in SettingChange.objects.all()[:HISTORY]],
+        "history": runtime.change_history(HISTORY),
         "index": VectorIndexState.objects.first(),
         "refresh": django_settings.SETTINGS_REFRESH_SECONDS,
     }
