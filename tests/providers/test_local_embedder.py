@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from spaceduck.providers import get_embedder, reset_providers
 from spaceduck.providers.embeddings import local
-from spaceduck.providers.embeddings.base import Fingerprint
+from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
 from spaceduck.providers.embeddings.local import LocalMiniLMEmbedder
 
 # Short and long, in no particular order, so that length sorting has work to do.
@@ -79,6 +80,51 @@ def test_a_batch_gives_the_same_rows_as_one_text_at_a_time(
     singles = np.stack([embedder.embed([text])[0] for text in MIXED_TEXTS])
     # Not bit-identical: BLAS sums in a different order for different matrix shapes.
     np.testing.assert_allclose(batch, singles, atol=1e-6)
+
+
+def test_each_reference_text_alone_matches_its_vector(
+    embedder: LocalMiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    # One short text at a time: forward_short, not the batch path above.
+    expected = np.asarray(reference["embeddings"], dtype=np.float32)
+    scores = {
+        text: cosine(embedder.embed([text])[0], expected[i])
+        for i, text in enumerate(reference["texts"])
+    }
+    assert {text: score for text, score in scores.items() if score < 0.9999} == {}
+
+
+def test_the_short_path_gives_the_batch_paths_vector(embedder: LocalMiniLMEmbedder) -> None:
+    model = embedder._loaded()
+    for text in MIXED_TEXTS:  # long ones too: the maths holds at any length
+        ids = model.tokenizer.encode(text).ids
+        short = normalise_rows(local.forward_short(model, ids)[None, :])
+        batch = normalise_rows(local.forward(model, [ids]))
+        np.testing.assert_allclose(short, batch, atol=1e-6, err_msg=text)
+
+
+def test_only_one_text_of_up_to_short_tokens_takes_the_short_path(
+    embedder: LocalMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[str] = []
+    real_short, real_forward = local.forward_short, local.forward
+
+    def short(model: local.Model, ids: Sequence[int]) -> np.ndarray:
+        taken.append("short")
+        return real_short(model, ids)
+
+    def forward(model: local.Model, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        taken.append("batch")
+        return real_forward(model, ids)
+
+    monkeypatch.setattr(local, "forward_short", short)
+    monkeypatch.setattr(local, "forward", forward)
+    at_limit = "memory " * (local.SHORT_TOKENS - 2)  # + [CLS] and [SEP]
+    assert len(embedder._loaded().tokenizer.encode(at_limit).ids) == local.SHORT_TOKENS
+    embedder.embed([at_limit])
+    embedder.embed([at_limit + "memory"])
+    embedder.embed(["Call me Ada.", "I live in Paris."])
+    assert taken == ["short", "batch", "batch"]
 
 
 def test_rows_come_back_in_input_order_across_internal_batches() -> None:

@@ -40,6 +40,12 @@ MIN_FILL = 0.75
 MAX_BATCH_TOKENS = 4096
 # Rows of the feed-forward intermediate processed at once (see _feed_forward).
 FFN_ROWS = 256
+# Output columns per weight block in forward_short.
+BLOCK = 32
+# One text of at most this many tokens takes forward_short: up to here its largest
+# block product, tokens x BLOCK x 1536, stays within OpenBLAS's small-matrix limit
+# of 1e6 multiply-adds (see the note above forward_short).
+SHORT_TOKENS = 20
 # Added to scores of padding keys: exp() of it is exactly 0 in float32, and unlike
 # finfo.min it cannot overflow when softmax subtracts the row maximum.
 MASK_BIAS = np.float32(-1e9)
@@ -135,6 +141,11 @@ class Layer:
     down_b: np.ndarray
     ln2_w: np.ndarray
     ln2_b: np.ndarray
+    # The same four weights again as column blocks for forward_short (+42 MB in all).
+    qkv_blocks: np.ndarray
+    out_blocks: np.ndarray
+    up_blocks: np.ndarray
+    down_blocks: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -154,26 +165,40 @@ def _dense(t: Mapping[str, np.ndarray], name: str) -> np.ndarray:
     return np.ascontiguousarray(t[f"{name}.weight"].T)
 
 
+def _blocks(w: np.ndarray) -> np.ndarray:
+    """(in, out) -> (out / BLOCK, in, BLOCK): each block is one contiguous (in, BLOCK) matrix."""
+    rows, cols = w.shape
+    return np.ascontiguousarray(w.reshape(rows, cols // BLOCK, BLOCK).transpose(1, 0, 2))
+
+
 def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
     p = f"encoder.layer.{i}"
     att = f"{p}.attention.self"
     scale = np.float32(1.0 / np.sqrt(t[f"{att}.query.bias"].shape[0] // heads))
-    qkv_w = [_dense(t, f"{att}.{part}") for part in ("query", "key", "value")]
+    qkv_parts = [_dense(t, f"{att}.{part}") for part in ("query", "key", "value")]
     qkv_b = [t[f"{att}.{part}.bias"] for part in ("query", "key", "value")]
-    qkv_w[0], qkv_b[0] = qkv_w[0] * scale, qkv_b[0] * scale
+    qkv_parts[0], qkv_b[0] = qkv_parts[0] * scale, qkv_b[0] * scale
+    qkv_w = np.ascontiguousarray(np.concatenate(qkv_parts, axis=1))
+    out_w = _dense(t, f"{p}.attention.output.dense")
+    up_w = _dense(t, f"{p}.intermediate.dense")
+    down_w = _dense(t, f"{p}.output.dense")
     return Layer(
-        qkv_w=np.ascontiguousarray(np.concatenate(qkv_w, axis=1)),
+        qkv_w=qkv_w,
         qkv_b=np.concatenate(qkv_b),
-        out_w=_dense(t, f"{p}.attention.output.dense"),
+        out_w=out_w,
         out_b=t[f"{p}.attention.output.dense.bias"],
         ln1_w=t[f"{p}.attention.output.LayerNorm.weight"],
         ln1_b=t[f"{p}.attention.output.LayerNorm.bias"],
-        up_w=_dense(t, f"{p}.intermediate.dense"),
+        up_w=up_w,
         up_b=t[f"{p}.intermediate.dense.bias"],
-        down_w=_dense(t, f"{p}.output.dense"),
+        down_w=down_w,
         down_b=t[f"{p}.output.dense.bias"],
         ln2_w=t[f"{p}.output.LayerNorm.weight"],
         ln2_b=t[f"{p}.output.LayerNorm.bias"],
+        qkv_blocks=_blocks(qkv_w),
+        out_blocks=_blocks(out_w),
+        up_blocks=_blocks(up_w),
+        down_blocks=_blocks(down_w),
     )
 
 
@@ -342,6 +367,64 @@ def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
     return np.add.reduceat(x, starts, axis=0) / counts[:, None].astype(np.float32)
 
 
+# --- Short path -------------------------------------------------------------------
+#
+# A short query has a handful of token rows, so each dense layer is a skinny
+# product, e.g. (8, 384) @ (384, 1536), whose cost is reading the weights (42 MB
+# for the six layers). For such a product OpenBLAS first copies ("packs") the whole
+# weight matrix, and splits the work over both cores: on a machine where another
+# process keeps one core busy, waiting for that second thread took one 8-token
+# query from ~12 ms to 336 ms. Cut into (in, BLOCK) column blocks, every product
+# stays under OpenBLAS's small-matrix limit (M*N*K <= 1e6 on AVX-512 CPUs), where
+# its small-matrix kernel reads the weights in place on the calling thread.
+
+
+def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """x @ w + bias, with w given as column blocks (see _blocks)."""
+    count, _, width = blocks.shape
+    parts = np.matmul(x, blocks)  # (count, tokens, width): one small product per block
+    out = np.empty((len(x), count * width), dtype=np.float32)
+    blocked_out = out.reshape(len(x), count, width)
+    np.add(parts.transpose(1, 0, 2), bias.reshape(count, width), out=blocked_out)
+    return out
+
+
+def _attend_short(m: Model, qkv: np.ndarray) -> np.ndarray:
+    """Multi-head attention over one text: (tokens, 3 * hidden) -> (tokens, hidden)."""
+    tokens, hidden = len(qkv), qkv.shape[1] // 3
+    head_dim = hidden // m.heads
+    # (tokens, 3, heads, head_dim) -> (3, heads, tokens, head_dim); views, no copies
+    q, k, v = qkv.reshape(tokens, 3, m.heads, head_dim).transpose(1, 2, 0, 3)
+    scores = np.matmul(q, k.transpose(0, 2, 1))
+    softmax_(scores)
+    context = np.empty((tokens, m.heads, head_dim), dtype=np.float32)
+    np.matmul(scores, v, out=context.transpose(1, 0, 2))
+    return context.reshape(tokens, hidden)
+
+
+def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
+    """forward() for one text: its mean-pooled, unnormalised vector.
+
+    The same maths with blocked weights and no padding, grouping or scratch
+    machinery; equal to forward() up to float rounding (BLAS sums in another order).
+    """
+    ids = np.asarray(token_ids, dtype=np.int64)
+    x = m.word[ids]
+    x += m.position[: len(ids)]
+    x += m.token_type[0]
+    tmp = np.empty_like(x)
+    layer_norm_(x, m.ln_w, m.ln_b, m.eps, tmp)
+    for layer in m.layers:
+        qkv = _dense_short(x, layer.qkv_blocks, layer.qkv_b)
+        x += _dense_short(_attend_short(m, qkv), layer.out_blocks, layer.out_b)
+        layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, tmp)
+        up = _dense_short(x, layer.up_blocks, layer.up_b)
+        gelu_(up, np.empty_like(up), np.empty_like(up))
+        x += _dense_short(up, layer.down_blocks, layer.down_b)
+        layer_norm_(x, layer.ln2_w, layer.ln2_b, m.eps, tmp)
+    return x.mean(axis=0)
+
+
 def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
     """Consecutive runs of ``order`` with at most batch_size rows and MAX_BATCH_TOKENS tokens."""
     start = 0
@@ -385,7 +468,7 @@ class LocalMiniLMEmbedder:
         return cls(batch_size=conf.get("batch_size") or 64)
 
     def _loaded(self) -> Model:
-        # Double-checked: loading takes ~0.5 s and 90 MB, so it happens once, on
+        # Double-checked: loading takes ~0.5 s and 140 MB, so it happens once, on
         # first use, even when several worker threads embed concurrently.
         if self._model is None:
             with self._lock:
@@ -399,6 +482,9 @@ class LocalMiniLMEmbedder:
             return out
         model = self._loaded()
         encodings = model.tokenizer.encode_batch(list(texts))
+        if len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS:
+            out[0] = forward_short(model, encodings[0].ids)
+            return normalise_rows(out)
         lengths = np.array([len(e.ids) for e in encodings])
         # Longest first, so attention groups pad to lengths close to their own.
         order = np.argsort(-lengths, kind="stable")
