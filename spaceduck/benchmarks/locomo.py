@@ -38,8 +38,7 @@ Every conversation is stored twice, in two modes reported side by side:
 - ``bare``: each turn written through ``memories.ingest.memory_write``, the service
   behind ``POST /api/memories`` (gate, firewall, dedup), content = ``"<speaker>:
   <text>"`` only, ``occurred_at`` = the session date, no context, no source message:
-  what an agent that extracts for itself stores. Recall's neighbours there are the
-  memories written just before and after (``recall.widen``), not thread messages.
+  what an agent that extracts for itself stores.
 
 Every question of categories 1-4 (category 5, adversarial, has no answer to find)
 is then asked through ``recall()`` with ``top_k = max(k)`` and four columns: vector
@@ -258,8 +257,7 @@ def store(namespace: str, rows: list[Turn]) -> dict[int, str]:
 def store_bare(namespace: str, rows: list[Turn]) -> dict[int, set[str]]:
     """The ``bare`` mode: each turn written as an agent would through ``POST /api/memories``
     (memories.ingest.memory_write: gate, firewall, dedup), content = the turn as said,
-    ``occurred_at`` = the session date, no context, no source message (so no thread
-    neighbours; the second stage still sees the memories written before and after).
+    ``occurred_at`` = the session date, no context, no source message (so no neighbours).
 
     Returns memory id -> the dia_ids written to it (a turn deduplicated against an
     earlier one counts for that memory).
@@ -300,7 +298,7 @@ def ask(
     asked_at: datetime | None,
 ) -> tuple[dict[str, list[set[str]]], list[tuple[np.ndarray, float, set[str]]]]:
     from memories import rerank
-    from memories.recall import RecallQuery, first_stage, recall, rerank_inputs, widen
+    from memories.recall import RecallQuery, first_stage, recall, rerank_inputs
 
     found: dict[str, list[set[str]]] = {}
     for column, lists in COLUMNS.items():
@@ -314,12 +312,11 @@ def ask(
             asked_at=asked_at,
         )
         found[column] = [dia_of.get(hit.memory.pk, set()) for hit in recall(query)]
-    # The pool the second stage re-scores: the first stage's, widened as recall() does.
+    # The pool the second stage re-scores (first_stage does not apply it).
     query = RecallQuery(
         namespace, question["question"], top_k=top_k, vector=vector, asked_at=asked_at
     )
     first = first_stage(query)
-    widen(query, first)
     evidence_of, candidates = rerank_inputs(query, first)
     matrix = rerank.feature_matrix(evidence_of, candidates)
     pool = [
