@@ -16,7 +16,9 @@ Three entry points, all pure:
     content about "the user"/"user"/"you"). Assistants paraphrase and hallucinate; only the user
     is an authority on the user.
   - ``tool_user_fact``: the same from tool output, unless the candidate came from the API stage.
-  - ``question``: content ending in "?", or opening like a question (see ``starts_like_question``).
+  - ``question``: content ending in "?", or opening like a question (see ``starts_like_question``),
+    that states nothing else: "I'm reading Dune, a great story. What about you?" keeps its
+    statement (``asks_only``).
   - ``poison_value``: a placeholder instead of a value ("unknown", "N/A", "not provided", ...);
     "none"/"null"/"undefined" only count for facts about the user or with a slot, so "The API
     returns null for missing rows." survives.
@@ -33,7 +35,7 @@ from __future__ import annotations
 import re
 
 from memories.extraction.secrets import secret_reason
-from memories.extraction.sentences import is_sentence
+from memories.extraction.sentences import is_sentence, split_sentences
 from memories.extraction.types import Candidate, Source
 
 
@@ -121,6 +123,26 @@ def is_question(text: str) -> bool:
     return stripped.endswith("?") or starts_like_question(stripped)
 
 
+MIN_STATEMENT_WORDS = 3
+
+
+def asks_only(text: str) -> bool:
+    """Whether ``text`` is a question (``is_question``) with no statement beside it.
+
+    A statement is a sentence of at least MIN_STATEMENT_WORDS words that is a clause
+    (``is_sentence``) and not a question. A turn such as "I'm reading Dune by Frank Herbert.
+    What about you?" carries a fact; "Hey Mel! How have you been?" does not.
+    """
+    if not is_question(text):
+        return False
+    return not any(
+        len(_WORDS.findall(sentence)) >= MIN_STATEMENT_WORDS
+        and is_sentence(sentence)
+        and not is_question(sentence)
+        for sentence in split_sentences(text)
+    )
+
+
 # --- Poison values ----------------------------------------------------------------------------
 
 # Placeholders that are never a real value.
@@ -188,7 +210,7 @@ def check(candidate: Candidate, source: Source) -> str | None:
         if source.role == "tool" and candidate.stage != "api":
             return "tool_user_fact"
     content = candidate.content.strip()
-    if is_question(content):
+    if asks_only(content):
         return "question"
     if _has_poison(candidate):
         return "poison_value"

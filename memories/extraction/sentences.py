@@ -336,3 +336,14 @@ def is_sentence(text: str) -> bool:
         for i, token in enumerate(tokens)
         if i > 0
     )
+
+
+# A sentence ends at ., ! or ? before a space, or at a line break. Abbreviations split too
+# ("Dr. Smith"): the callers count questions and statements, which a split phrase still
+# reads as or as neither; the extraction stages that cut facts out keep their own splitters.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The non-empty sentences of ``text``, stripped (see _SENTENCE_BREAK)."""
+    return [part.strip() for part in _SENTENCE_BREAK.split(text) if part.strip()]

@@ -122,3 +122,19 @@ def test_the_openapi_schema_documents_both_fields(owner: Actor) -> None:
     assert {"type": "string", "format": "date-time"}.items() <= occurred["anyOf"][0].items()
     out = schema["components"]["schemas"]["MemoryOut"]["properties"]
     assert {"context", "occurred_at"} <= set(out)
+
+
+def test_a_statement_ending_in_a_question_is_stored_and_a_bare_question_is_not(
+    owner: Actor,
+) -> None:
+    """A turn such as "I'm reading Dune. What about you?" carries a fact: the guard's
+    question rule refuses only content that asks and states nothing."""
+    kept = write(owner, "I'm reading Dune by Frank Herbert, a story about ecology. What about you?")
+    assert kept.status_code == 201, kept.content
+    assert kept.json()["decision"] == "stored"
+    assert search(owner, "Frank Herbert")[0]["memory"]["id"] == kept.json()["memory_id"]
+
+    refused = write(owner, "Hey Mel! Good to see you! How have you been?")
+    assert refused.status_code == 200, refused.content
+    assert (refused.json()["decision"], refused.json()["reason"]) == ("rejected", "question")
+    assert not Memory.objects.filter(content__startswith="Hey Mel").exists()

@@ -14,6 +14,10 @@ def fact(content: str, **fields: object) -> Candidate:
     return Candidate(kind="fact", content=content, **fields)  # type: ignore[arg-type]
 
 
+def episode(content: str) -> Candidate:
+    return Candidate(kind="episode", content=content)
+
+
 def procedure(content: str) -> Candidate:
     return Candidate(kind="procedure", content=content, procedure_subtype="behavioral")
 
@@ -123,6 +127,30 @@ def test_it_rejects_questions(content: str) -> None:
 )
 def test_it_keeps_declaratives_that_open_like_questions(content: str) -> None:
     assert check(procedure(content), USER) is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Hey Mel! Good to see you! How have you been?",
+        "Thanks so much! Any plans for the weekend?",
+        "Wow! Did you see that band?",
+    ],
+)
+def test_greetings_around_a_question_are_still_a_question(content: str) -> None:
+    assert check(episode(content), USER) == "question"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        'I\'m reading "Dune" by Frank Herbert. What about you?',
+        "I love all dances, but contemporary is my top pick. What's your fave?",
+        "Where do I live? I moved to Paris in May.",
+    ],
+)
+def test_a_statement_beside_a_question_is_kept(content: str) -> None:
+    assert check(episode(content), USER) is None
 
 
 def test_is_question_looks_past_closing_quotes() -> None:
