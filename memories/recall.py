@@ -1,7 +1,7 @@
 """Hybrid recall: one implementation for the API, the context builder and the dashboard.
 
 1. vector list: exact KNN over the namespace's vectors (vector_index.search),
-   clamp(top_k x 3, 30, 200) candidates;
+   clamp(top_k x 2, 20, 200) candidates;
 2. keyword list: FTS5 BM25 over title/content/summary/tags inside the
    namespace (keyword_index: per-namespace postings; words too common to
    score cheaply are left out), clamp(top_k x 2, 20, 100) candidates, the
@@ -17,28 +17,36 @@
 6. neighbour bonus (conversational context): a hit whose source message is
    the same as, or next to, another hit's source message in the same thread
    gets NEIGHBOUR_WEIGHT x that hit's fused score added to its own before the
-   multipliers (a turn is often answered or continued by the next one).
+   multipliers (a turn is often answered or continued by the next one);
+7. second stage (memories.rerank, on by default): the pool is widened with the
+   memories written just before and after the best WIDEN_TOP candidates (same
+   namespace, within WRITTEN_TOGETHER: an answer is often the turn after the one
+   that matched; each enters with the neighbour bonus of the hit it was written
+   beside), then every candidate is re-scored by a fitted model; its factor is
+   ``second_stage`` in the explanation.
 
 Each list runs as its own capped query; MATCH is never combined with joins or
 filters in one WHERE (DESIGN: that can be orders of magnitude slower).
-Every hit carries an explanation: (rrf + neighbour) times its multipliers is its score.
+Every hit carries an explanation: (rrf + neighbour) times its multipliers (the
+second stage's included) is its score.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
-from typing import NamedTuple
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.utils import timezone
 
 from memories import keyword_index, rerank, vector_index
 from memories.models import Memory, MemoryStatus
-from memories.selectors import memory_rows, message_neighbours
+from memories.selectors import memory_rows, message_neighbours, written_around
 from memories.staleness import decay, reactivate
 from spaceduck import runtime
 from spaceduck.db.fast import read_plan
@@ -56,6 +64,21 @@ NEIGHBOUR_WEIGHT = 0.1
 # Below this cosine, a hit with no keyword match is a weak match (RecallHit.weak).
 # MiniLM puts unrelated sentences at 0.0-0.25 and paraphrases at 0.5 and more.
 WEAK_COSINE = 0.3
+# The second stage's pool also holds the memories written just before and after the
+# best WIDEN_TOP candidates (an answer is often the turn after the one that matches the
+# question's words); written within WRITTEN_TOGETHER of each other (occurred_at, or
+# created_at when there is none), two memories are one conversation's neighbours.
+WIDEN_TOP = 20
+WRITTEN_TOGETHER = timedelta(hours=1)
+# The lists' depth at least (top_k x 2 above that). Measured on LoCoMo after the second
+# stage: vector 20 + keyword 20 is as good as 30 + 20 or 50 + 30, and 15 + 15 worse.
+VECTOR_POOL = 20
+KEYWORD_POOL = 20
+
+
+def vector_depth(top_k: int) -> int:
+    """How many memories the vector list brings to the fusion for ``top_k`` results."""
+    return clamp(top_k * 2, VECTOR_POOL, 200)
 
 
 def clamp(value: int, low: int, high: int) -> int:
@@ -189,20 +212,25 @@ def keyword_list(namespace: str, text: str, limit: int) -> list[tuple[int, float
 
 
 def vector_list(query: RecallQuery, limit: int) -> list[tuple[int, float]]:
+    return _vector_scan(query, limit).hits
+
+
+def _vector_scan(query: RecallQuery, limit: int) -> vector_index.Scan:
+    """The vector list, with every memory's cosine kept (empty: semantic recall is off)."""
     semantic = runtime.recall_semantic() if query.semantic is None else query.semantic
     if not semantic or "vector" not in query.lists:
-        return []
+        return vector_index.Scan([])
     vector = get_embedder().embed([query.text])[0] if query.vector is None else query.vector
     try:
-        return vector_index.search(query.namespace, vector, limit)
+        return vector_index.scan(query.namespace, vector, limit)
     except vector_index.DimensionMismatch:
         if query.vector is not None:
             raise
-    # The embedder was just switched (memories.reembed) and this process had not yet read
+    # The embedder was switched (settings page) and another process re-embedded under
     # it: read the settings now and embed the query again.
     runtime.forget_cached()
     vector = get_embedder().embed([query.text])[0]
-    return vector_index.search(query.namespace, vector, limit)
+    return vector_index.scan(query.namespace, vector, limit)
 
 
 def visible_task_ids(
@@ -283,6 +311,8 @@ class _Row(NamedTuple):
     last_seen_at: datetime
     superseded_by_id: int | None
     source_message_id: str | None
+    occurred_at: datetime | None
+    created_at: datetime
 
 
 def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
@@ -293,18 +323,34 @@ def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
     instances are built for the winners only. Raw SQL because the ORM compiles
     a fresh statement per call (~1 ms here).
     """
-    plan = read_plan(Memory)
     found = memory_rows(ids)
-    at = [plan.index(name) for name in _Row._fields]
-    rows = [_Row._make(whole[i] for i in at) for whole in found]
-    rows = [
-        row._replace(
-            expires_at=row.expires_at and _aware(row.expires_at),
-            last_seen_at=_aware(row.last_seen_at),
+    pick = _row_picker(read_plan(Memory).columns)
+    rows = []
+    for whole in found:
+        # The plan returns datetimes as stored: naive UTC ISO text.
+        values: tuple[Any, ...] = pick(whole)
+        *head, expires, seen, superseded_by, message, occurred, created = values
+        rows.append(
+            _Row._make(
+                (
+                    *head,
+                    expires and _aware(expires),
+                    _aware(seen),
+                    superseded_by,
+                    message,
+                    occurred and _aware(occurred),
+                    _aware(created),
+                )
+            )
         )
-        for row in rows
-    ]  # the plan returns datetimes as stored: naive UTC ISO text
     return rows, {row.id: whole for row, whole in zip(rows, found, strict=True)}
+
+
+@lru_cache(maxsize=4)
+def _row_picker(columns: str) -> Callable[[Sequence[object]], tuple[object, ...]]:
+    """_Row's fields out of a whole row (the read plan's columns), in _Row's order."""
+    plan = read_plan(Memory)
+    return itemgetter(*(plan.index(name) for name in _Row._fields))
 
 
 def _aware(value: str | datetime) -> datetime:
@@ -355,6 +401,9 @@ class Candidates:
     scored: list[tuple[_Row, Explanation]]
     whole: dict[int, Sequence[object]]  # memory id -> its whole row (read_plan order)
     now: datetime
+    scan: vector_index.Scan = field(default_factory=lambda: vector_index.Scan([]))
+    # memory id -> (previous, next) memory written together with it (see widen).
+    adjacent: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
 
 
 def recall(query: RecallQuery) -> list[RecallHit]:
@@ -362,6 +411,7 @@ def recall(query: RecallQuery) -> list[RecallHit]:
     found = first_stage(query)
     scored, whole = found.scored, found.whole
     if query.second_stage and scored:
+        widen(query, found)
         _second_stage(query, found)
     scored.sort(key=lambda pair: (-pair[1].final, -pair[0].id))
     chosen = _with_stale_fallback(scored, query.top_k)
@@ -379,11 +429,10 @@ def recall(query: RecallQuery) -> list[RecallHit]:
 def first_stage(query: RecallQuery) -> Candidates:
     """Both lists, fused and filtered, with the multipliers and the neighbour bonus."""
     now = query.now or timezone.now()
-    # A deeper pool for the second stage (50 + 30) was measured on LoCoMo: no better
-    # than this one at recall@10 and 1.6x the stage's cost.
-    vector = _ranked(vector_list(query, clamp(query.top_k * 3, 30, 200)))
+    scan = _vector_scan(query, vector_depth(query.top_k))
+    vector = _ranked(scan.hits)
     keyword = _ranked(
-        keyword_list(query.namespace, query.text, clamp(query.top_k * 2, 20, 100))
+        keyword_list(query.namespace, query.text, clamp(query.top_k * 2, KEYWORD_POOL, 100))
         if "keyword" in query.lists
         else []
     )
@@ -404,7 +453,63 @@ def first_stage(query: RecallQuery) -> Candidates:
         if not (row.status == MemoryStatus.SUPERSEDED and row.superseded_by_id in present)
     ]
     _add_neighbour_bonus(scored)
-    return Candidates(scored, whole, now)
+    return Candidates(scored, whole, now, scan)
+
+
+def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
+    """Add to the pool the memories written together with its best WIDEN_TOP candidates,
+    in place, and note each candidate's written-together neighbours (``adjacent``).
+
+    A widened memory enters as a neighbour: its fused score is NEIGHBOUR_WEIGHT x the
+    rrf of the candidate it was written beside, so its explanation still adds up. Only the
+    best ``top`` get neighbours read (the others' cost ~1 ms at 100k for no measured gain
+    on LoCoMo)."""
+    best = sorted(found.scored, key=lambda pair: (-pair[1].final, -pair[0].id))[:top]
+    around = written_around(row.id for row, _ in best)
+    present = {row.id: row for row, _ in found.scored}
+    rows, whole = _rows(
+        {i for pair in around.values() for i in pair if i is not None and i not in present}
+    )
+    found.whole.update(whole)
+    loaded = {row.id: row for row in rows} | present
+    found.adjacent = {
+        i: (_beside(loaded, i, before), _beside(loaded, i, after))
+        for i, (before, after) in around.items()
+    }
+    statuses = _statuses(query)
+    tasks = visible_task_ids(
+        source_task_id=query.source_task_id, exclude_task_memories=query.exclude_task_memories
+    )
+    for row, e in best:
+        before, after = found.adjacent[row.id]
+        for other, pair in ((before, (None, row.id)), (after, (row.id, None))):
+            if other is None or other in found.adjacent:
+                continue
+            new = loaded[other]
+            if not _admitted(new, query, statuses, tasks, found.now) or (
+                new.superseded_by_id is not None and new.superseded_by_id in found.adjacent
+            ):
+                continue  # as in the first stage: never beside its superseder
+            added = _explain(new, {}, {}, found.now)
+            added.match_source = "neighbour"
+            added.neighbour, added.neighbour_of = NEIGHBOUR_WEIGHT * e.rrf, row.id
+            added.final = added.product()
+            found.scored.append((new, added))
+            found.adjacent[other] = pair
+
+
+def _beside(loaded: dict[int, _Row], memory_id: int, other: int | None) -> int | None:
+    """``other`` if it was written together with ``memory_id`` (WRITTEN_TOGETHER)."""
+    if other is None or other not in loaded:
+        return None
+    here, there = loaded[memory_id], loaded[other]
+    if here.occurred_at is not None and there.occurred_at is not None:
+        a, b = here.occurred_at, there.occurred_at
+    elif here.occurred_at is None and there.occurred_at is None:
+        a, b = here.created_at, there.created_at
+    else:
+        return None  # one says when it happened, the other when it was written
+    return other if abs(a - b) <= WRITTEN_TOGETHER else None
 
 
 def _second_stage(query: RecallQuery, found: Candidates) -> None:
@@ -428,31 +533,41 @@ def rerank_inputs(
     evidence = rerank.query_evidence(query.text, query.asked_at or found.now)
     whole = found.whole
     plan = read_plan(Memory)
-    at = {name: plan.index(name) for name in ("content", "context", "occurred_at")}
-    candidates = [
-        rerank.Candidate(
-            cosine=e.cosine,
-            bm25=e.bm25,
-            log_base=math.log(max(e.final, 1e-12)),
-            content=str(whole[row.id][at["content"]] or ""),
-            context=str(whole[row.id][at["context"]] or ""),
-            occurred_at=_occurred(whole[row.id][at["occurred_at"]]),
-            neighbour=e.neighbour > 0,
-            vector_rank=e.vector_rank,
-            keyword_rank=e.keyword_rank,
+    at = {name: plan.index(name) for name in ("content", "context")}
+    cosine = _cosines(found)
+    candidates = []
+    for row, e in found.scored:
+        before, after = found.adjacent.get(row.id, (None, None))
+        candidates.append(
+            rerank.Candidate(
+                memory_id=row.id,
+                cosine=cosine.get(row.id, e.cosine),
+                log_base=math.log(max(e.final, 1e-12)),
+                content=str(whole[row.id][at["content"]] or ""),
+                context=str(whole[row.id][at["context"]] or ""),
+                occurred_at=row.occurred_at,
+                vector_rank=e.vector_rank,
+                keyword_rank=e.keyword_rank,
+                before_id=before,
+                after_id=after,
+                before=_text(whole, before, at["content"]),
+                after=_text(whole, after, at["content"]),
+                before_cosine=cosine.get(before, 0.0) if before else 0.0,
+                after_cosine=cosine.get(after, 0.0) if after else 0.0,
+                widened=e.match_source == "neighbour",
+            )
         )
-        for row, e in found.scored
-    ]
-    days = Counter(c.occurred_at.date() for c in candidates if c.occurred_at is not None)
-    others = max(1, len(candidates) - 1)
-    for c in candidates:
-        if c.occurred_at is not None:
-            c.same_day = (days[c.occurred_at.date()] - 1) / others
     return evidence, candidates
 
 
-def _occurred(value: object) -> datetime | None:
-    return _aware(value) if isinstance(value, str | datetime) and value else None
+def _cosines(found: Candidates) -> dict[int, float]:
+    """The query's cosine with every candidate and its written-together neighbours."""
+    ids = {i for pair in found.adjacent.values() for i in pair if i is not None}
+    return found.scan.cosines(ids | {row.id for row, _ in found.scored})
+
+
+def _text(whole: dict[int, Sequence[object]], memory_id: int | None, at: int) -> str:
+    return str(whole[memory_id][at] or "") if memory_id is not None else ""
 
 
 def _add_neighbour_bonus(scored: list[tuple[_Row, Explanation]]) -> None:

@@ -88,6 +88,28 @@ def memory_rows(ids: Iterable[int]) -> list[Sequence[object]]:
         return list(cursor.execute(sql, ids).fetchall())
 
 
+# The memory written just before / after one in its namespace: one seek each on the
+# namespace index (SQLite ends every index with the rowid, so it is in id order).
+_WRITTEN_AROUND_SQL = (
+    "SELECT m.id, "
+    "(SELECT p.id FROM memories_memory p WHERE p.namespace = m.namespace AND p.id < m.id "
+    "ORDER BY p.id DESC LIMIT 1), "
+    "(SELECT n.id FROM memories_memory n WHERE n.namespace = m.namespace AND n.id > m.id "
+    "ORDER BY n.id LIMIT 1) "
+    "FROM memories_memory m WHERE m.id IN ({marks})"
+)
+
+
+def written_around(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
+    """memory id -> (the previous, the next) memory written in its namespace, by id."""
+    ids = sorted(ids)
+    if not ids:
+        return {}
+    sql = _WRITTEN_AROUND_SQL.format(marks=", ".join(["%s"] * len(ids)))
+    with connection.cursor() as cursor:
+        return {int(m): (p, n) for m, p, n in cursor.execute(sql, ids).fetchall()}
+
+
 def memories_by_id(ids: Sequence[int]) -> dict[int, Memory]:
     """id -> memory for those of ``ids`` that exist."""
     plan = read_plan(Memory)

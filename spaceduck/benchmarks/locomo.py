@@ -38,7 +38,12 @@ Every conversation is stored twice, in two modes reported side by side:
 - ``bare``: each turn written through ``memories.ingest.memory_write``, the service
   behind ``POST /api/memories`` (gate, firewall, dedup), content = ``"<speaker>:
   <text>"`` only, ``occurred_at`` = the session date, no context, no source message:
-  what an agent that extracts for itself stores.
+  what an agent that extracts for itself stores. Kind ``episode`` when the turn has an
+  action verb (``gate.has_action``: the gate refuses an episode without one), else
+  ``fact``. The gate and the guard still refuse what they would refuse from an agent
+  (a turn that only asks, greetings, fragments); the report says how many. Recall's
+  neighbours there are the memories written just before and after (``recall.widen``),
+  not thread messages.
 
 Every question of categories 1-4 (category 5, adversarial, has no answer to find)
 is then asked through ``recall()`` with ``top_k = max(k)`` and four columns: vector
@@ -257,18 +262,23 @@ def store(namespace: str, rows: list[Turn]) -> dict[int, str]:
 def store_bare(namespace: str, rows: list[Turn]) -> dict[int, set[str]]:
     """The ``bare`` mode: each turn written as an agent would through ``POST /api/memories``
     (memories.ingest.memory_write: gate, firewall, dedup), content = the turn as said,
-    ``occurred_at`` = the session date, no context, no source message (so no neighbours).
+    ``occurred_at`` = the session date, no context, no source message (so no thread
+    neighbours; the second stage still sees the memories written before and after).
 
     Returns memory id -> the dia_ids written to it (a turn deduplicated against an
     earlier one counts for that memory).
     """
+    from memories.extraction.gate import has_action
     from memories.extraction.types import candidate_from_api
     from memories.ingest import memory_write
 
     dia_of: dict[int, set[str]] = defaultdict(set)
     for turn in rows:
+        # As an agent labels what it stores: something that happened is an episode (the
+        # gate refuses an episode with no action verb), anything else a fact.
+        kind = "episode" if has_action(turn.said) else "fact"
         candidate = candidate_from_api(
-            {"kind": "episode", "content": turn.said, "occurred_at": turn.occurred_at}
+            {"kind": kind, "content": turn.said, "occurred_at": turn.occurred_at}
         )
         verdict = memory_write(candidate, namespace=namespace, actor="bench:locomo")
         memory_id = verdict.memory_id or verdict.matched_memory_id
@@ -298,7 +308,7 @@ def ask(
     asked_at: datetime | None,
 ) -> tuple[dict[str, list[set[str]]], list[tuple[np.ndarray, float, set[str]]]]:
     from memories import rerank
-    from memories.recall import RecallQuery, first_stage, recall, rerank_inputs
+    from memories.recall import RecallQuery, first_stage, recall, rerank_inputs, widen
 
     found: dict[str, list[set[str]]] = {}
     for column, lists in COLUMNS.items():
@@ -312,11 +322,12 @@ def ask(
             asked_at=asked_at,
         )
         found[column] = [dia_of.get(hit.memory.pk, set()) for hit in recall(query)]
-    # The pool the second stage re-scores (first_stage does not apply it).
+    # The pool the second stage re-scores: the first stage's, widened as recall() does.
     query = RecallQuery(
         namespace, question["question"], top_k=top_k, vector=vector, asked_at=asked_at
     )
     first = first_stage(query)
+    widen(query, first)
     evidence_of, candidates = rerank_inputs(query, first)
     matrix = rerank.feature_matrix(evidence_of, candidates)
     pool = [
@@ -346,31 +357,33 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
     embedder = get_embedder()
     top_k = max(cutoffs)
     asked: dict[str, list[Asked]] = {store_mode: [] for store_mode in STORES}
-    stored = 0
+    stored = bare_memories = refused = 0
     started = time.perf_counter()
     for number, sample in enumerate(data):
         name = str(sample.get("sample_id", number))
         rows = turns(sample["conversation"])
-        stores = {
-            "pipeline": store(f"agent:locomo-{name}", rows),
+        # memory id -> the dia_ids written to it, in each mode
+        stores: dict[str, dict[int, set[str]]] = {
+            "pipeline": {k: {v} for k, v in store(f"agent:locomo-{name}", rows).items()},
             "bare": store_bare(f"agent:locomo-bare-{name}", rows),
         }
-        stores["pipeline"] = {k: {v} for k, v in stores["pipeline"].items()}  # type: ignore[misc]
         stored += len(rows)
+        bare_memories += len(stores["bare"])
+        refused += len(rows) - sum(len(dia_ids) for dia_ids in stores["bare"].values())
         questions = [
             (q, evidence_ids(q.get("evidence", [])))
             for q in sample["qa"]
             if q.get("category") in CATEGORIES
         ]
         questions = [(q, ev) for q, ev in questions if ev]
-        vectors = embedder.embed([q["question"] for q, _ in questions]) if questions else []
+        vectors: Any = embedder.embed([q["question"] for q, _ in questions]) if questions else []
         when = last_session_date(rows)
         for store_mode, dia_of in stores.items():
             namespace = (
                 f"agent:locomo-{name}" if store_mode == "pipeline" else f"agent:locomo-bare-{name}"
             )
             for (q, evidence), vector in zip(questions, vectors, strict=True):
-                found, pool = ask(namespace, dia_of, q, evidence, np.asarray(vector), top_k, when)  # type: ignore[arg-type]
+                found, pool = ask(namespace, dia_of, q, evidence, np.asarray(vector), top_k, when)
                 asked[store_mode].append(Asked(name, q["category"], evidence, found, pool))
     took = time.perf_counter() - started
     fp = embedder.fingerprint
@@ -380,6 +393,10 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
     print(
         f"locomo: {len(data)} conversations, {stored} turns per mode ({fp.provider}/{fp.model}), "
         f"{len(asked['pipeline'])} questions (categories 1-4) per mode, {took:.1f} s"
+    )
+    print(
+        f"bare: {bare_memories} memories stored; {refused} turns refused by the gate or the "
+        "guard (a turn that only asks, greetings, fragments); the rest merged by dedup"
     )
     if fit:
         fitted = fit_weights([a for m in STORES for a in asked[m] if a.conversation in fit_on])
@@ -411,21 +428,21 @@ def report(
     for k in cutoffs:
         print(header.replace("@k", f"@{k}"))
         for column in COLUMNS:
-            cells = [np.mean([recall_at(a, column, k) for a in asked])]
+            cells = [float(np.mean([recall_at(a, column, k) for a in asked]))]
             for category in CATEGORIES:
                 values = [recall_at(a, column, k) for a in asked if a.category == category]
-                cells.append(np.mean(values) if values else float("nan"))
+                cells.append(float(np.mean(values)) if values else float("nan"))
             print(f"  {column:<16}" + "".join(f"{v:>13.3f}" for v in cells))
     for label, part in (("fitted on", fit_on), ("held out", held_out)):
         subset = [a for a in asked if a.conversation in part]
         if not subset:
             continue
-        cells = "  ".join(
+        line = "  ".join(
             f"{column}@{k} {np.mean([recall_at(a, column, k) for a in subset]):.3f}"
             for k in cutoffs
             for column in ("hybrid", "final")
         )
-        print(f"  {label:<10} ({len(subset)} questions): {cells}")
+        print(f"  {label:<10} ({len(subset)} questions): {line}")
 
 
 # --- Fitting the second stage -----------------------------------------------------------

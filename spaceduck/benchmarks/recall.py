@@ -102,7 +102,7 @@ def _insert(texts: list[str], vectors: np.ndarray, namespace_of: Any) -> None:
 def child_main(size: int, queries: int, top_k: int, others: int, spread: int, seed: int) -> None:
     setup_child_django()
     from memories import vector_index
-    from memories.recall import RecallQuery, clamp, recall
+    from memories.recall import RecallQuery, recall, vector_depth
 
     dims = vector_index.table_dimensions() or 384
     rng = np.random.default_rng(seed)
@@ -116,7 +116,7 @@ def child_main(size: int, queries: int, top_k: int, others: int, spread: int, se
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
     del matrix
     texts = _texts(rng, len(asked), 2, 5)
-    k = clamp(top_k * 3, 30, 200)  # what recall asks of the vector list
+    k = vector_depth(top_k)  # what recall asks of the vector list
 
     print(
         f"recall: {size} memories in {BENCH_NAMESPACE} + {others} over {spread} other "

@@ -161,6 +161,47 @@ def test_candidate_ids_restrict_the_search() -> None:
 
 
 @transactional
+def test_candidate_ids_after_replaced_and_deleted_vectors() -> None:
+    """A replaced vector moves to the end of the cached copy (its id out of order, the old
+    column dead): a lookup by id finds the new column only, and never a deleted one."""
+    rng = np.random.default_rng(16)
+    stored = fill(ALICE, unit_vectors(rng, 60))
+    query = unit_vectors(rng, 1)[0]
+    assert len(hit_ids(ALICE, query, 5)) == 5  # cached now: the changes below are caught up
+    ids = list(stored)
+    replaced = {i: v for i, v in zip(ids[:3], unit_vectors(rng, 3), strict=True)}
+    vector_index.upsert((i, ALICE, v) for i, v in replaced.items())
+    vector_index.delete(ids[3:5])
+    current = {i: v for i, v in (stored | replaced).items() if i not in ids[3:5]}
+    wanted = set(ids[:10]) | {10**9}
+    found = dict(vector_index.search(ALICE, query, 100, candidate_ids=wanted))
+    assert set(found) == set(ids[:3]) | set(ids[5:10])
+    for memory_id, cosine in found.items():
+        vector = current[memory_id]
+        expected = float(vector @ query / np.linalg.norm(vector) / np.linalg.norm(query))
+        assert cosine == pytest.approx(expected, abs=1e-5)
+
+
+@transactional
+def test_a_scan_keeps_every_cosine_for_the_second_stage() -> None:
+    """scan(): search's hits, and any memory's cosine read back from the same scores."""
+    rng = np.random.default_rng(17)
+    stored = fill(ALICE, unit_vectors(rng, 80))
+    bob = fill(BOB, unit_vectors(rng, 5))
+    query = unit_vectors(rng, 1)[0]
+    found = vector_index.scan(ALICE, query, 10)
+    assert found.hits == vector_index.search(ALICE, query, 10)
+    wanted = set(list(stored)[::7]) | set(bob) | {10**9}
+    cosines = found.cosines(wanted)
+    assert set(cosines) == set(list(stored)[::7])  # another namespace's or unknown: none
+    for memory_id, cosine in cosines.items():
+        vector = stored[memory_id]
+        expected = float(vector @ query / np.linalg.norm(vector) / np.linalg.norm(query))
+        assert cosine == pytest.approx(expected, abs=1e-5)
+    assert vector_index.scan("user:nobody", query, 10).cosines(wanted) == {}
+
+
+@transactional
 def test_k_larger_than_the_namespace_returns_everything_best_first() -> None:
     rng = np.random.default_rng(12)
     stored = fill(ALICE, unit_vectors(rng, 7))
