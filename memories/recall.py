@@ -49,7 +49,7 @@ from memories.models import Memory, MemoryStatus
 from memories.selectors import memory_rows, message_neighbours, written_around
 from memories.staleness import decay, reactivate
 from spaceduck import runtime
-from spaceduck.db.fast import read_plan
+from spaceduck.db.fast import ReadPlan, read_plan
 from spaceduck.fts import MAX_TERMS, index_words
 from spaceduck.providers import get_embedder
 from spaceduck.stemming import stem
@@ -226,7 +226,7 @@ def _vector_scan(query: RecallQuery, limit: int) -> vector_index.Scan:
     except vector_index.DimensionMismatch:
         if query.vector is not None:
             raise
-    # The embedder was switched (settings page) and another process re-embedded under
+    # The embedder was just switched (memories.reembed) and this process had not yet read
     # it: read the settings now and embed the query again.
     runtime.forget_cached()
     vector = get_embedder().embed([query.text])[0]
@@ -324,7 +324,7 @@ def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
     a fresh statement per call (~1 ms here).
     """
     found = memory_rows(ids)
-    pick = _row_picker(read_plan(Memory).columns)
+    pick = _row_picker(read_plan(Memory))
     rows = []
     for whole in found:
         # The plan returns datetimes as stored: naive UTC ISO text.
@@ -347,9 +347,8 @@ def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
 
 
 @lru_cache(maxsize=4)
-def _row_picker(columns: str) -> Callable[[Sequence[object]], tuple[object, ...]]:
+def _row_picker(plan: ReadPlan) -> Callable[[Sequence[object]], tuple[object, ...]]:
     """_Row's fields out of a whole row (the read plan's columns), in _Row's order."""
-    plan = read_plan(Memory)
     return itemgetter(*(plan.index(name) for name in _Row._fields))
 
 

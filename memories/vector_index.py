@@ -201,7 +201,9 @@ def search(
     Exact, like ``knn``, but from this process's cached copy of the namespace.
     ``candidate_ids`` restricts the search to those memories.
     """
-    if k <= 0 or not namespace or (candidate_ids is not None and not candidate_ids):
+    if candidate_ids is None:
+        return scan(namespace, vector, k).hits
+    if k <= 0 or not namespace or not candidate_ids:
         return []
     return _checked(_snapshot(namespace), vector).top_k(_unit(vector), k, candidate_ids)
 
@@ -436,8 +438,9 @@ class _Snapshot:
         return np.sort(order[at[hit]])
 
     def top_k(
-        self, query: Matrix, k: int, candidate_ids: Collection[int] | None
+        self, query: Matrix, k: int, candidate_ids: Collection[int]
     ) -> list[tuple[int, float]]:
+        """The ``k`` best of ``candidate_ids`` (the whole namespace: ``scores``)."""
         if self.size == self.dead.size:
             return []
         if query.shape[0] != self.matrix.shape[0]:
@@ -445,8 +448,6 @@ class _Snapshot:
                 f"query vector has {query.shape[0]} dimensions, the index {self.matrix.shape[0]}"
             )
         ids, columns = self.ids[: self.size], self.matrix[:, : self.size]
-        if candidate_ids is None:
-            return _best(ids, self.scores(query), k)
         wanted = np.unique(np.fromiter(candidate_ids, dtype=np.int64, count=len(candidate_ids)))
         positions = self.positions(wanted)
         # Gathering many columns copies them; past a quarter a full product is cheaper.
