@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import connection, transaction
 
 from spaceduck.fts import index_terms, index_words, namespace_key
 
@@ -201,6 +201,34 @@ def delete_rows(memory_ids: Sequence[int]) -> None:
     """Remove these ids' documents from the index (for rows whose memory is gone)."""
     with connection.cursor() as cursor:
         cursor.executemany(_DELETE_ROW_SQL, [(int(memory_id),) for memory_id in memory_ids])
+
+
+# FTS5 writes each transaction's documents as a new segment and merges them only in
+# groups (automerge): a database written one message at a time keeps dozens of
+# segments, and every term lookup seeks each of them. Measured on the bench recall
+# database (100k memories + 100k in other namespaces, bulk-loaded in batches): the
+# keyword list's document counts took 2.4 ms on average, 7 ms at p95, before merging.
+# ``merge`` with a negative page count merges segments of every level, like
+# ``optimize`` but in steps of MERGE_PAGES leaf pages, each its own short write.
+MERGE_PAGES = 1000
+_MERGE_SQL = "INSERT INTO memories_fts(memories_fts, rank) VALUES ('merge', %s)"
+
+
+def merge_segments(max_steps: int = 10_000) -> int:
+    """Merge the index's segments (the hourly maintenance task, and after an import);
+    returns how many steps wrote something. Each step is one transaction of about
+    MERGE_PAGES pages, so writers wait at most one step."""
+    steps = 0
+    while steps < max_steps:
+        with transaction.atomic(), connection.cursor() as cursor:
+            raw = connection.connection
+            before = raw.total_changes
+            cursor.execute(_MERGE_SQL, [-MERGE_PAGES])
+            # SQLite's documented test: fewer than 2 changes means nothing was merged.
+            if raw.total_changes - before < 2:
+                return steps
+        steps += 1
+    return steps
 
 
 def rebuild() -> int:

@@ -8,6 +8,7 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
+from memories import keyword_index
 from memories.compaction import run_compaction, run_ttl_gc
 from memories.extraction.runner import retry_delay, run_extraction
 from memories.reembed import run_reembed
@@ -47,6 +48,13 @@ def expire_facts() -> int:
 @lock_task("compaction")
 def compact_threads() -> dict[str, Any]:
     return run_compaction()
+
+
+@db_periodic_task(crontab(minute=f"*/{settings.KEYWORD_MERGE_EVERY_MINUTES}"))
+@lock_task("keyword-merge")
+def merge_keyword_index() -> int:
+    """Merge the keyword index's segments (keyword_index.merge_segments: fewer seeks a query)."""
+    return keyword_index.merge_segments()
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.STALE_EVERY_MINUTES}"))

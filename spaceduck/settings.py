@@ -248,6 +248,8 @@ CONVERSATION_COMPACTION = env_bool("SPACEDUCK_CONVERSATION_COMPACTION", True)
 # --- Maintenance ---------------------------------------------------------------
 TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)
 COMPACTION_EVERY_MINUTES = env_int("SPACEDUCK_COMPACTION_EVERY_MINUTES", 60, minimum=1)
+# Merging the keyword index's segments (memories.keyword_index.merge_segments).
+KEYWORD_MERGE_EVERY_MINUTES = env_int("SPACEDUCK_KEYWORD_MERGE_EVERY_MINUTES", 30, minimum=1)
 # Destructive processors are off unless configured: summaries replace old
 # messages, the token limit deletes them.
 SUMMARIZER_ENABLED = env_bool("SPACEDUCK_SUMMARIZER_ENABLED", False)

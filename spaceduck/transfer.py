@@ -774,6 +774,7 @@ def import_file(
     embedded, indexed = _complete_indexes(plan, writer, progress)
     result.embedded, result.keyword_indexed = embedded, indexed
     vector_index.invalidate_caches()
+    keyword_index.merge_segments()  # an import writes hundreds of small segments
     keyword_index.forget_common()
     result.index_report = integrity.index_report(exact=False)
     return result

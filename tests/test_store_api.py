@@ -38,10 +38,11 @@ def test_the_python_api_walks_facts_threads_and_notes() -> None:
 def test_the_periodic_tasks_are_scheduled_and_do_the_work() -> None:
     from huey.contrib.djhuey import HUEY
 
-    from memories.tasks import compact_threads, expire_facts
+    from memories.tasks import compact_threads, expire_facts, merge_keyword_index
 
     periodic = {task.__name__ for task in HUEY._registry._periodic_tasks}
-    assert {"expire_facts", "compact_threads"} <= periodic
+    assert {"expire_facts", "compact_threads", "merge_keyword_index"} <= periodic
+    assert merge_keyword_index.call_local() == 0  # a new database: one segment at most
     store.set_fact("user:alice", "gone", 1, ttl_ms=0)
     assert expire_facts.call_local() == 1
     assert compact_threads.call_local() == {"conversation_compactor": {"compacted": {}}}

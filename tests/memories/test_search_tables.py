@@ -131,3 +131,31 @@ def test_context_is_keyword_indexed_but_not_embedded() -> None:
     Memory.objects.filter(pk=memory.pk).update(context="")
     assert fts_ids("lisbon") == []
     fts_integrity_ok()
+
+
+def fts_pages() -> int:
+    """Rows of FTS5's %_data table: a structure record plus each segment's leaf pages."""
+    with connection.cursor() as cursor:
+        return int(cursor.execute("SELECT count(*) FROM memories_fts_data").fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_merging_the_keyword_segments_keeps_every_answer() -> None:
+    """Each committed write leaves its own FTS5 segment; merging them changes no result."""
+    words = ["kite", "lisbon", "violin", "garden", "coffee"]
+    for i in range(40):
+        memory_create(
+            namespace="user:alice",
+            kind="fact",
+            content=f"Alice note {i} about {words[i % 5]}.",
+            actor="test",
+        )
+    before, pages = {word: fts_ids(word) for word in words}, fts_pages()
+    assert keyword_index.merge_segments(max_steps=0) == 0  # no budget, no work
+    assert fts_pages() == pages
+    assert keyword_index.merge_segments() > 0
+    assert fts_pages() < pages / 2
+    assert keyword_index.merge_segments() == 0  # nothing left to merge
+    assert {word: fts_ids(word) for word in words} == before
+    assert all(len(ids) == 8 for ids in before.values())
+    fts_integrity_ok()
