@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from spaceduck.db.urls import postgres_database
 from spaceduck.env import (
     env_bool,
     env_choice,
@@ -125,6 +126,12 @@ DATABASES = {
         "CONN_HEALTH_CHECKS": True,
     }
 }
+# SPACEDUCK_DATABASE_URL=postgres://... runs the service on PostgreSQL instead.
+DATABASE_URL = env_optional_str("SPACEDUCK_DATABASE_URL")
+if DATABASE_URL:
+    DATABASES["default"] = postgres_database(
+        DATABASE_URL, conn_max_age=DATABASES["default"]["CONN_MAX_AGE"]
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Providers ---------------------------------------------------------------

@@ -11,6 +11,12 @@ from __future__ import annotations
 import os
 import tempfile
 
+# SPACEDUCK_TEST_BACKEND=postgres runs the suite on a private PostgreSQL (with pgvector)
+# started for this run (tests/postgres.py); unset, on the SQLite file as in production.
+_BACKEND = os.environ.get("SPACEDUCK_TEST_BACKEND", "sqlite")
+if _BACKEND not in {"sqlite", "postgres"}:
+    raise RuntimeError(f"SPACEDUCK_TEST_BACKEND must be sqlite or postgres, not {_BACKEND!r}")
+
 for _name in list(os.environ):
     if _name.startswith("SPACEDUCK_"):
         del os.environ[_name]
@@ -24,10 +30,16 @@ os.environ.update(
     }
 )
 
+if _BACKEND == "postgres":
+    from tests.postgres import server_url
+
+    os.environ["SPACEDUCK_DATABASE_URL"] = server_url()
+
 from spaceduck.settings import *  # noqa: E402,F403
 
 # A file, not the in-memory default: tests with several threads or processes then
 # get real SQLite locking (WAL + busy timeout), as in production.
-DATABASES["default"]["TEST"]["NAME"] = str(DATA_DIR / "test.sqlite3")  # noqa: F405
+if _BACKEND == "sqlite":
+    DATABASES["default"]["TEST"]["NAME"] = str(DATA_DIR / "test.sqlite3")  # noqa: F405
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests

@@ -8,6 +8,8 @@ at creation) and the embedder's fingerprint is recorded beside it.
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 FTS_SQL = [
     """
     CREATE VIRTUAL TABLE memories_fts USING fts5(
@@ -87,6 +89,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunSQL(FTS_SQL, reverse_sql=FTS_REVERSE_SQL),
-        migrations.RunPython(create_vector_table, drop_vector_table),
+        sqlite_only(
+            migrations.RunSQL(FTS_SQL, reverse_sql=FTS_REVERSE_SQL),
+            migrations.RunPython(create_vector_table, drop_vector_table),
+        ),
     ]

@@ -15,6 +15,8 @@ safe for any namespace (it only drops entries older than that window).
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 CREATE_SQL = [
     """
     CREATE TABLE memories_vector_version (
@@ -66,5 +68,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunSQL(CREATE_SQL, reverse_sql=REVERSE_SQL),
+        sqlite_only(migrations.RunSQL(CREATE_SQL, reverse_sql=REVERSE_SQL)),
     ]

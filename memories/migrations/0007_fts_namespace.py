@@ -8,6 +8,8 @@ still checked when rows are loaded, since the tokenizer folds punctuation.
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 COLUMNS = "title, content, summary, tags, namespace"
 NEW_COLUMNS = "new.title, new.content, new.summary, new.tags, new.namespace"
 OLD_COLUMNS = "old.title, old.content, old.summary, old.tags, old.namespace"
@@ -53,12 +55,14 @@ class Migration(migrations.Migration):
     dependencies = [("memories", "0006_memory_slot_index")]
 
     operations = [
-        migrations.RunSQL(
-            fts_sql(COLUMNS, NEW_COLUMNS, OLD_COLUMNS),
-            reverse_sql=fts_sql(
-                "title, content, summary, tags",
-                "new.title, new.content, new.summary, new.tags",
-                "old.title, old.content, old.summary, old.tags",
-            ),
+        sqlite_only(
+            migrations.RunSQL(
+                fts_sql(COLUMNS, NEW_COLUMNS, OLD_COLUMNS),
+                reverse_sql=fts_sql(
+                    "title, content, summary, tags",
+                    "new.title, new.content, new.summary, new.tags",
+                    "old.title, old.content, old.summary, old.tags",
+                ),
+            )
         )
     ]

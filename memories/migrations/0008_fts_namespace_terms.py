@@ -17,6 +17,8 @@ from importlib import import_module
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 # Going back restores 0007's table (namespace phrase column) and rebuilds it.
 _0007 = import_module("memories.migrations.0007_fts_namespace")
 REVERSE = _0007.fts_sql(_0007.COLUMNS, _0007.NEW_COLUMNS, _0007.OLD_COLUMNS)
@@ -68,4 +70,4 @@ FORWARD = fts_sql(COLUMNS)
 class Migration(migrations.Migration):
     dependencies = [("memories", "0007_fts_namespace")]
 
-    operations = [migrations.RunSQL(FORWARD, reverse_sql=REVERSE)]
+    operations = [sqlite_only(migrations.RunSQL(FORWARD, reverse_sql=REVERSE))]

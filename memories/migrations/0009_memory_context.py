@@ -10,6 +10,8 @@ from importlib import import_module
 
 from django.db import migrations, models
 
+from spaceduck.db.migration_ops import sqlite_only
+
 _0008 = import_module("memories.migrations.0008_fts_namespace_terms")
 
 COLUMNS = ("title", "content", "summary", "tags", "context")
@@ -35,5 +37,5 @@ class Migration(migrations.Migration):
                 )
             ],
         ),
-        migrations.RunSQL(_0008.fts_sql(COLUMNS), reverse_sql=_0008.FORWARD),
+        sqlite_only(migrations.RunSQL(_0008.fts_sql(COLUMNS), reverse_sql=_0008.FORWARD)),
     ]

@@ -10,6 +10,8 @@ or change of namespace, kind or status. A count that reaches zero is removed.
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 _ADD = """
     INSERT INTO memories_namespace_count(namespace, kind, status, n)
         VALUES ({row}.namespace, {row}.kind, {row}.status, 1)
@@ -65,5 +67,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunSQL(CREATE_SQL, reverse_sql=REVERSE_SQL),
+        sqlite_only(migrations.RunSQL(CREATE_SQL, reverse_sql=REVERSE_SQL)),
     ]

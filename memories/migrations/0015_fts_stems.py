@@ -13,6 +13,8 @@ runs the migration, which stems. Code from before this migration needs
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 # 0009's indexed columns, fixed here: a later layout must not change this step.
 COLUMNS = ("title", "content", "summary", "tags", "context")
 
@@ -28,4 +30,4 @@ REBUILD = [
 class Migration(migrations.Migration):
     dependencies = [("memories", "0014_namespace_counts")]
 
-    operations = [migrations.RunSQL(REBUILD, reverse_sql=migrations.RunSQL.noop)]
+    operations = [sqlite_only(migrations.RunSQL(REBUILD, reverse_sql=migrations.RunSQL.noop))]

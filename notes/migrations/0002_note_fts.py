@@ -9,6 +9,8 @@ external-content index consistent: a note is removed only if it was added.
 
 from django.db import migrations
 
+from spaceduck.db.migration_ops import sqlite_only
+
 ENABLED = "EXISTS (SELECT 1 FROM notes_notesearchkind WHERE kind = {row}.namespace_kind)"
 
 FTS_SQL = [
@@ -47,4 +49,4 @@ FTS_REVERSE_SQL = [
 class Migration(migrations.Migration):
     dependencies = [("notes", "0001_initial")]
 
-    operations = [migrations.RunSQL(FTS_SQL, reverse_sql=FTS_REVERSE_SQL)]
+    operations = [sqlite_only(migrations.RunSQL(FTS_SQL, reverse_sql=FTS_REVERSE_SQL))]

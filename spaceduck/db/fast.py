@@ -156,6 +156,12 @@ def _converters(col: Col, wrapper: Any) -> tuple[Converter, ...]:
     return (*wrapper.ops.get_db_converters(col), *col.field.get_db_converters(wrapper))
 
 
+def _plain(wrapper: Any) -> str:
+    """SQLite's unary + that drops a column's declared type (see _read_plan); PostgreSQL
+    returns typed values already and has no + for text, so nothing there."""
+    return "+" if wrapper.vendor == "sqlite" else ""
+
+
 def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
     meta = model._meta
     fields = tuple(meta.concrete_fields)
@@ -166,7 +172,7 @@ def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
         # values as stored instead of running its per-type converters (a Python
         # date parser per datetime of every fetched row, ~3 us each): the rows of
         # all candidates are fetched, and only the winners become instances.
-        columns=", ".join("+" + wrapper.ops.quote_name(str(f.column)) for f in fields),
+        columns=", ".join(_plain(wrapper) + wrapper.ops.quote_name(str(f.column)) for f in fields),
         names=tuple(f.attname for f in fields),
         converters=tuple((i, col, fns) for i, col, fns in converters if fns),
     )

@@ -1,0 +1,64 @@
+"""SPACEDUCK_DATABASE_URL: unset keeps the SQLite file, a postgres:// URL selects PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from spaceduck.db.urls import POSTGRES_ENGINE, postgres_database
+from tests.postgres import server_url
+from tests.processes import manage, service_env
+
+
+def test_a_postgres_url_becomes_the_database_settings() -> None:
+    config = postgres_database(
+        "postgres://agent:s3cret@db.internal:5433/spaceduck?sslmode=require", conn_max_age=60
+    )
+    assert config["ENGINE"] == POSTGRES_ENGINE
+    assert (config["HOST"], config["PORT"], config["NAME"]) == ("db.internal", 5433, "spaceduck")
+    assert (config["USER"], config["PASSWORD"]) == ("agent", "s3cret")
+    assert config["OPTIONS"] == {"sslmode": "require"}
+    assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (60, True)
+
+
+def test_a_socket_directory_is_the_host() -> None:
+    config = postgres_database("postgresql://postgres:@/memory?host=/run/pg", conn_max_age=0)
+    assert (config["HOST"], config["NAME"], config["OPTIONS"]) == ("/run/pg", "memory", {})
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://u:p@localhost/db", "must be a postgres:// or postgresql:// URL"),
+        ("sqlite:///var/spaceduck.sqlite3", "must be a postgres:// or postgresql:// URL"),
+        ("postgres://u:p@localhost", "names no database"),
+        ("not a url", "SPACEDUCK_DATABASE_URL"),
+    ],
+)
+def test_a_url_that_is_not_postgres_is_refused_with_its_reason(url: str, message: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match=message):
+        postgres_database(url, conn_max_age=0)
+
+
+@pytest.mark.slow
+def test_the_migrations_run_on_postgresql(tmp_path: Path) -> None:
+    """One migration history for both databases: SQLite's search objects are skipped there."""
+    url = server_url()
+    env = service_env(tmp_path, SPACEDUCK_DATABASE_URL=url)
+    done = manage(env, "migrate", "--no-input")
+    assert done.returncode == 0, done.stderr
+    assert "spaceduck.W002" in done.stderr  # says that search is not ported yet
+    shown = manage(env, "showmigrations", "--plan")
+    assert shown.returncode == 0, shown.stderr
+    assert "[ ]" not in shown.stdout  # every migration applied
+    assert "[X]  memories.0016_namespace_id_index" in shown.stdout
+    back = manage(env, "migrate", "memories", "0001", "--no-input")
+    assert back.returncode == 0, back.stderr
+
+
+def test_on_sqlite_no_warning_about_the_database(db: None) -> None:
+    from spaceduck.checks import check_database_vendor
+
+    assert check_database_vendor() == []
