@@ -40,6 +40,7 @@ about twice the namespace's size while it is assembled.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections import OrderedDict
@@ -93,8 +94,8 @@ _KNN_SQL = (
 )
 _VERSIONS_SQL = "SELECT namespace, version FROM memories_vector_version WHERE namespace IN (%s, %s)"
 _BUMP_SQL = (
-    "INSERT INTO memories_vector_version(namespace, version) VALUES (%s, 1) "
-    "ON CONFLICT(namespace) DO UPDATE SET version = version + 1 RETURNING version"
+    "INSERT INTO memories_vector_version AS t(namespace, version) VALUES (%s, 1) "
+    "ON CONFLICT(namespace) DO UPDATE SET version = t.version + 1 RETURNING version"
 )
 _LOG_SQL = "INSERT INTO memories_vector_change(namespace, version, memory_id) VALUES (%s, %s, %s)"
 _PRUNE_SQL = "DELETE FROM memories_vector_change WHERE namespace = %s AND version <= %s"
@@ -117,6 +118,55 @@ _INFO_TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '
 _CREATE_VERSION_SQL = "SELECT value FROM memories_vec_info WHERE key = 'CREATE_VERSION'"
 _DIMS = re.compile(r"float\[(\d+)\]")
 
+# PostgreSQL (SPACEDUCK_DATABASE_URL): a plain table with a pgvector column, read back
+# with vector_send (a 4-byte header, then big-endian float4s) so that a batch of rows
+# decodes with one numpy view (_decode), and written as text ('[0.1, ...]').
+_PG_CREATE_SQL = [
+    "CREATE TABLE memories_vec (memory_id bigint PRIMARY KEY, namespace text NOT NULL, "
+    "embedding vector({dims}) NOT NULL)",
+    "CREATE INDEX memories_vec_namespace_idx ON memories_vec (namespace)",
+]
+_PG_TABLE_SQL = (
+    "SELECT a.atttypmod FROM pg_attribute AS a "
+    "WHERE a.attrelid = to_regclass('memories_vec') AND a.attname = 'embedding'"
+)
+_PG_INSERT_SQL = (
+    "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s::vector)"
+)
+_PG_ROW_SQL = "SELECT namespace, vector_send(embedding) FROM memories_vec WHERE memory_id = %s"
+_PG_LOAD_SQL = "SELECT memory_id, vector_send(embedding) FROM memories_vec WHERE namespace = %s"
+_PG_KNN_SQL = (
+    "SELECT memory_id, embedding <=> %s::vector AS distance FROM memories_vec "
+    "WHERE namespace = %s ORDER BY distance LIMIT %s"
+)
+_PG_BLOBS_SQL = (
+    "SELECT memory_id, vector_send(embedding) FROM memories_vec WHERE memory_id IN ({ids})"
+)
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _sql(sqlite: str, postgresql: str) -> str:
+    return postgresql if _postgres() else sqlite
+
+
+def _encode(vector: np.ndarray) -> bytes | str:
+    """A vector as the table takes it: float32 bytes (vec0), or pgvector's text form."""
+    if _postgres():
+        return json.dumps(np.asarray(vector, dtype=np.float32).tolist())
+    return as_blob(vector)
+
+
+def _decode(blob: bytes, count: int) -> Matrix:
+    """``count`` stored vectors, concatenated as the table returns them, one per row."""
+    if not _postgres():
+        return np.frombuffer(blob, dtype=np.float32).reshape(count, -1)
+    # vector_send: int16 dims + int16 unused (one float's width), then the floats.
+    rows = np.frombuffer(blob, dtype=">f4").reshape(count, -1)
+    return np.ascontiguousarray(rows[:, 1:], dtype=np.float32)
+
 
 class DimensionMismatch(ValueError):
     """A vector of another length than the index's (an embedder switch in progress)."""
@@ -125,6 +175,10 @@ class DimensionMismatch(ValueError):
 def create_table(cursor: object, dimensions: int) -> None:
     if not isinstance(dimensions, int) or dimensions < 1:
         raise ValueError(f"vector dimensions must be a positive integer, got {dimensions!r}")
+    if _postgres():
+        for sql in _PG_CREATE_SQL:
+            cursor.execute(sql.format(dims=dimensions))  # type: ignore[attr-defined]
+        return
     cursor.execute(_CREATE_SQL.format(dims=dimensions, chunk=CHUNK_SIZE))  # type: ignore[attr-defined]
 
 
@@ -141,6 +195,10 @@ def recreate_table(cursor: Any, dimensions: int) -> None:
 
 def table_dimensions() -> int | None:
     """The dimension the vec0 table was created with, or None when it does not exist."""
+    if _postgres():
+        with connection.cursor() as cursor:
+            found = cursor.execute(_PG_TABLE_SQL).fetchone()
+        return None if found is None else int(found[0])
     with connection.cursor() as cursor:
         row = cursor.execute(_TABLE_SQL).fetchone()
     if row is None:
@@ -164,7 +222,9 @@ def upsert(rows: Iterable[tuple[int, str, np.ndarray]]) -> None:
             if previous is not None:
                 cursor.execute(_DELETE_SQL, [memory_id])
                 changed.setdefault(previous, set()).add(memory_id)
-            cursor.execute(_INSERT_SQL, [memory_id, namespace, as_blob(vector)])
+            cursor.execute(
+                _sql(_INSERT_SQL, _PG_INSERT_SQL), [memory_id, namespace, _encode(vector)]
+            )
             changed.setdefault(namespace, set()).add(memory_id)
         _record(cursor, changed)
 
@@ -185,7 +245,10 @@ def knn(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     if k <= 0:
         return []
     with connection.cursor() as cursor:
-        rows = cursor.execute(_KNN_SQL, [as_blob(vector), k, namespace]).fetchall()
+        if _postgres():
+            rows = cursor.execute(_PG_KNN_SQL, [_encode(vector), namespace, k]).fetchall()
+        else:
+            rows = cursor.execute(_KNN_SQL, [as_blob(vector), k, namespace]).fetchall()
     return [(int(memory_id), 1.0 - float(distance)) for memory_id, distance in rows]
 
 
@@ -297,7 +360,7 @@ _MISPLACED_SHADOW_SQL = (
 )
 _MISPLACED_PUBLIC_SQL = (
     "SELECT v.memory_id AS id FROM memories_vec AS v "
-    "JOIN memories_memory AS m ON m.id = v.memory_id WHERE v.namespace IS NOT m.namespace"
+    "JOIN memories_memory AS m ON m.id = v.memory_id WHERE v.namespace IS DISTINCT FROM m.namespace"
 )
 _BLOBS_SQL = "SELECT memory_id, embedding FROM memories_vec WHERE memory_id IN ({ids})"
 
@@ -325,7 +388,9 @@ def stored_blobs(memory_ids: Sequence[int]) -> dict[int, bytes]:
     if not ids:
         return {}
     with connection.cursor() as cursor:
-        rows = cursor.execute(_BLOBS_SQL.format(ids=ids)).fetchall()
+        rows = cursor.execute(_sql(_BLOBS_SQL, _PG_BLOBS_SQL).format(ids=ids)).fetchall()
+    if _postgres():  # the same float32 bytes as vec0 stores, for export files
+        return {int(i): as_blob(_decode(bytes(blob), 1)[0]) for i, blob in rows}
     return {int(memory_id): bytes(blob) for memory_id, blob in rows}
 
 
@@ -372,19 +437,20 @@ def _changes(cursor: Any, namespace: str, since: int, until: int) -> Changes | N
         return None  # pruned (or never logged): only a reload is safe
     changes: Changes = {}
     for memory_id in {int(memory_id) for _, memory_id in logged}:
-        row = cursor.execute(_ROW_SQL, [memory_id]).fetchone()
+        row = cursor.execute(_sql(_ROW_SQL, _PG_ROW_SQL), [memory_id]).fetchone()
         alive = row is not None and row[0] == namespace
-        changes[memory_id] = _unit(np.frombuffer(row[1], dtype=np.float32)) if alive else None
+        changes[memory_id] = _unit(_decode(bytes(row[1]), 1)[0]) if alive else None
     return changes
 
 
 def _committed_reads() -> bool:
     """True when this connection has no open transaction, so it reads only committed rows."""
     dbapi = connection.connection
+    if dbapi is None or _postgres():
+        # PostgreSQL in autocommit: outside an atomic block each statement commits alone.
+        return connection.get_autocommit() and not connection.in_atomic_block
     return (
-        connection.get_autocommit()
-        and not connection.in_atomic_block
-        and not (dbapi is not None and dbapi.in_transaction)
+        connection.get_autocommit() and not connection.in_atomic_block and not dbapi.in_transaction
     )
 
 
@@ -586,6 +652,8 @@ def _load(cursor: Any, namespace: str, version: Version) -> _Snapshot:
 
 def _shadow_readable(cursor: Any) -> bool:
     """Whether both the running sqlite-vec and the table's creator use a layout we decode."""
+    if _postgres():
+        return False  # a plain table: the public reads are the fast ones
     if cursor.execute(_RUNTIME_VERSION_SQL).fetchone()[0] not in _SHADOW_FORMATS:
         return False
     if cursor.execute(_INFO_TABLE_SQL).fetchone() is None:
@@ -624,11 +692,11 @@ def _decode_chunks(
 
 def _read_public(cursor: Any, namespace: str) -> list[tuple[Ids, Matrix]]:
     parts: list[tuple[Ids, Matrix]] = []
-    cursor.execute(_LOAD_SQL, [namespace])
+    cursor.execute(_sql(_LOAD_SQL, _PG_LOAD_SQL), [namespace])
     while batch := cursor.fetchmany(_FETCH_BATCH):
         ids = np.fromiter((row[0] for row in batch), dtype=np.int64, count=len(batch))
-        blob = b"".join(row[1] for row in batch)
-        parts.append((ids, np.frombuffer(blob, dtype=np.float32).reshape(len(batch), -1)))
+        blob = b"".join(bytes(row[1]) for row in batch)
+        parts.append((ids, _decode(blob, len(batch))))
     return parts
 
 
