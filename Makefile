@@ -37,8 +37,21 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# Test files already ported to PostgreSQL (issue 14): `make test` runs them there too, on a
+# private PostgreSQL + pgvector (tests/postgres.py). The list grows until it is the suite.
+PG_TESTS := tests/test_api_auth.py tests/test_fast_reads.py tests/memories/test_facts_threads_api.py \
+	tests/memories/test_memory_list_api.py tests/memories/test_threads.py \
+	tests/memories/test_staleness.py tests/memories/test_compaction.py \
+	tests/memories/test_conversation_compaction.py tests/memories/test_review_queue.py \
+	tests/memories/test_fact_pages.py tests/memories/test_positions.py \
+	tests/notes/test_note_services.py tests/notes/test_review_gate.py \
+	tests/notes/test_review_replacements.py tests/test_namespaces.py tests/test_token_admin.py \
+	tests/test_api_limits.py tests/test_database_url.py \
+	tests/memories/test_vector_index_any_database.py
+
 test: $(STAMP) browser-deps lint
 	$(VENV)/bin/pytest
+	SPACEDUCK_TEST_BACKEND=postgres $(VENV)/bin/pytest -m "not slow and not browser" $(PG_TESTS)
 
 clean:
 	rm -rf $(VENV) var

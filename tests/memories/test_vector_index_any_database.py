@@ -1,0 +1,61 @@
+"""The vector index behaves the same on SQLite (vec0) and PostgreSQL (pgvector): run by
+`make test` on both (the Makefile's PG_TESTS)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memories import vector_index
+from memories.models import Memory
+from memories.services import memory_create
+from spaceduck.providers import get_embedder
+
+pytestmark = pytest.mark.django_db
+
+
+def add(content: str, namespace: str = "user:alice") -> Memory:
+    return memory_create(namespace=namespace, kind="fact", content=content, actor="test")
+
+
+def embed(text: str) -> np.ndarray:
+    return get_embedder().embed([text])[0]
+
+
+def test_the_nearest_memory_comes_first_and_namespaces_stay_apart() -> None:
+    violin = add("Alice plays the violin every Sunday.")
+    add("Alice's flat is in Lisbon.")
+    other = add("Bob plays the violin too.", namespace="user:bob")
+    found = vector_index.search("user:alice", embed("Alice plays the violin every Sunday."), 5)
+    assert found[0][0] == violin.pk
+    assert found[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert other.pk not in {memory_id for memory_id, _ in found}
+    # The database's own nearest-neighbour query agrees with the in-process scan.
+    knn = vector_index.knn("user:alice", embed("Alice plays the violin every Sunday."), 5)
+    assert [i for i, _ in knn] == [i for i, _ in found]
+    assert [s for _, s in knn] == pytest.approx([s for _, s in found], abs=1e-5)
+
+
+def test_stored_vectors_read_back_exactly_as_float32_bytes() -> None:
+    memory = add("Alice keeps bees on her roof.")
+    stored = np.frombuffer(vector_index.stored_blobs([memory.pk])[memory.pk], dtype=np.float32)
+    expected = embed("Alice keeps bees on her roof.")
+    assert stored.shape == (vector_index.table_dimensions(),)
+    assert np.allclose(stored / np.linalg.norm(stored), expected / np.linalg.norm(expected))
+
+
+def test_a_deleted_memory_leaves_the_index_and_every_cached_copy() -> None:
+    keep, gone = add("Alice runs on Mondays."), add("Alice swims on Fridays.")
+    query = embed("Alice swims on Fridays.")
+    assert vector_index.search("user:alice", query, 5)[0][0] == gone.pk  # now cached
+    Memory.objects.filter(pk=gone.pk).delete()  # the database's trigger, not Python
+    assert [i for i, _ in vector_index.search("user:alice", query, 5)] == [keep.pk]
+    assert vector_index.count_rows() == 1
+
+
+def test_a_replaced_vector_is_searched_by_its_new_value() -> None:
+    memory = add("Alice drinks green tea.")
+    vector_index.search("user:alice", embed("tea"), 5)
+    vector_index.upsert([(memory.pk, "user:alice", embed("Alice drinks black coffee."))])
+    found = vector_index.search("user:alice", embed("Alice drinks black coffee."), 1)
+    assert found[0] == (memory.pk, pytest.approx(1.0, abs=1e-5))
