@@ -44,8 +44,7 @@ PG_TESTS := tests/test_api_auth.py tests/test_fast_reads.py tests/memories/test_
 	tests/memories/test_staleness.py tests/memories/test_compaction.py \
 	tests/memories/test_conversation_compaction.py tests/memories/test_review_queue.py \
 	tests/memories/test_fact_pages.py tests/memories/test_positions.py \
-	tests/notes/test_note_services.py tests/notes/test_review_gate.py \
-	tests/notes/test_review_replacements.py tests/test_namespaces.py tests/test_token_admin.py \
+	tests/notes tests/test_namespaces.py tests/test_token_admin.py \
 	tests/test_api_limits.py tests/test_database_url.py \
 	tests/memories/test_vector_index_any_database.py
 

@@ -23,7 +23,7 @@ from notes.services import (
     check_text,
 )
 from spaceduck.errors import InvalidInput, NotFound
-from spaceduck.fts import match_expression
+from spaceduck.fts import literal_terms, match_terms
 
 ANY_STATUS = "any"
 MAX_SEARCH_LIMIT = 200
@@ -37,6 +37,16 @@ LOAD_BATCH = 500
 FTS_SEARCH_SQL = (
     "SELECT rowid, rank FROM notes_fts WHERE notes_fts MATCH %s ORDER BY rank, rowid LIMIT %s"
 )
+# PostgreSQL (notes migration 0003): every term a phrase of the 'simple' configuration,
+# folded as the index is, all of them required (FTS5's AND). ts_rank_cd with
+# normalisation 1 (divided by 1 + log of the note's length, as BM25 favours short
+# notes) is higher for better matches, so it is negated to read like FTS5's bm25 rank,
+# lower first; score = -rank on both databases.
+_PG_SEARCH_SQL = (
+    "SELECT note_id, -ts_rank_cd(body, query, 1) AS rank FROM notes_fts, ({query}) AS q(query) "
+    "WHERE body @@ query ORDER BY rank, note_id LIMIT %s"
+)
+_PG_PHRASE = "phraseto_tsquery('simple', spaceduck_fold(%s))"
 
 
 class NoteSearchNotEnabled(InvalidInput):
@@ -308,8 +318,8 @@ def search_note_hits(
             f"note search is not enabled for namespace kind {kind!r}; enable it first "
             f"(enable_note_search({kind!r}) or POST /api/notes/search/{kind}/enable)"
         )
-    expression = match_expression(check_text_query(query), operator="AND")
-    if expression is None or allowed == []:
+    terms = literal_terms(check_text_query(query))
+    if not terms or allowed == []:
         return []
 
     def load(rows: list[tuple[int, float]]) -> list[NoteHit]:
@@ -322,7 +332,7 @@ def search_note_hits(
             note_kind=note_kind,
         )
 
-    return _fill_page(expression, limit=limit, load=load)
+    return _fill_page(terms, limit=limit, load=load)
 
 
 def search_enabled_kinds(
@@ -354,7 +364,7 @@ def search_enabled_kinds(
 
 
 def check_text_query(query: object) -> str:
-    # NUL and lone surrogates are fine here: match_expression drops them.
+    # NUL and lone surrogates are fine here: literal_terms drops them.
     if not isinstance(query, str):
         raise InvalidInput(f"query must be a string, not {type(query).__name__}")
     return query
@@ -384,7 +394,7 @@ def _allowed_namespaces(
     return [ns for ns in dict.fromkeys(namespaces) if ns.partition(":")[0] == kind]
 
 
-def _fill_page(expression: str, *, limit: int, load: _Loader) -> list[NoteHit]:
+def _fill_page(terms: list[str], *, limit: int, load: _Loader) -> list[NoteHit]:
     """Walk the FTS list in BM25 order until ``limit`` live notes are found or it ends.
 
     Superseded, pending or foreign notes may crowd the top of the list, so the
@@ -394,7 +404,7 @@ def _fill_page(expression: str, *, limit: int, load: _Loader) -> list[NoteHit]:
     done: set[int] = set()
     hits: list[NoteHit] = []
     while True:
-        rows = _fts_rows(expression, cap)
+        rows = _fts_rows(terms, cap)
         fresh = [row for row in rows if row[0] not in done]
         done.update(rowid for rowid, _ in fresh)
         hits.extend(load(fresh))
@@ -406,9 +416,15 @@ def _fill_page(expression: str, *, limit: int, load: _Loader) -> list[NoteHit]:
     return hits[:limit]
 
 
-def _fts_rows(expression: str, cap: int) -> list[tuple[int, float]]:
+def _fts_rows(terms: list[str], cap: int) -> list[tuple[int, float]]:
+    """(note id, rank) of the notes holding every term, best (lowest rank) first."""
+    if connection.vendor == "postgresql":
+        sql = _PG_SEARCH_SQL.format(query="SELECT " + " && ".join([_PG_PHRASE] * len(terms)))
+        params: list[object] = [*terms, cap]
+    else:
+        sql, params = FTS_SEARCH_SQL, [match_terms(terms, operator="AND"), cap]
     with connection.cursor() as cursor:
-        cursor.execute(FTS_SEARCH_SQL, [expression, cap])
+        cursor.execute(sql, params)
         return [(int(rowid), float(rank)) for rowid, rank in cursor.fetchall()]
 
 

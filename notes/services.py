@@ -31,9 +31,18 @@ MAX_SUPERSEDES = 100
 
 # Existing notes of a kind enter the index when search is enabled for it; the
 # triggers of migration 0002 index every later note of that kind.
-BACKFILL_SQL = (
+_BACKFILL_SQL = (
     "INSERT INTO notes_fts(rowid, body) SELECT id, body FROM notes_note WHERE namespace_kind = %s"
 )
+_PG_BACKFILL_SQL = (
+    "INSERT INTO notes_fts(note_id, body) SELECT id, to_tsvector('simple', spaceduck_fold(body)) "
+    "FROM notes_note WHERE namespace_kind = %s"
+)
+
+
+def backfill_sql() -> str:
+    """Index the existing notes of one kind (parameter: the kind), on this database."""
+    return _PG_BACKFILL_SQL if connection.vendor == "postgresql" else _BACKFILL_SQL
 
 
 @dataclass(frozen=True)
@@ -360,7 +369,7 @@ def enable_note_search(kind: str) -> NoteSearchEnabled:
             # Same transaction as the row that switches the triggers on: every
             # note is indexed exactly once, by the backfill or by a trigger.
             with connection.cursor() as cursor:
-                cursor.execute(BACKFILL_SQL, [kind])
+                cursor.execute(backfill_sql(), [kind])
                 backfilled = max(cursor.rowcount, 0)
     except IntegrityError:  # a concurrent caller enabled it first
         return NoteSearchEnabled(kind=kind, newly_enabled=False, backfilled=0)

@@ -35,7 +35,11 @@ def literal_terms(text: str) -> list[str]:
 
 def match_expression(text: str, *, operator: Literal["AND", "OR"] = "AND") -> str | None:
     """A MATCH expression for ``text``, or None when nothing in it is searchable."""
-    terms = literal_terms(text)
+    return match_terms(literal_terms(text), operator=operator)
+
+
+def match_terms(terms: list[str], *, operator: Literal["AND", "OR"] = "AND") -> str | None:
+    """A MATCH expression of ``literal_terms``, each quoted as an FTS5 string."""
     if not terms:
         return None
     quoted = ['"' + term.replace('"', '""') + '"' for term in terms]

@@ -66,7 +66,7 @@ from tqdm import tqdm
 from memories import integrity, keyword_index, vector_index
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from notes.models import Note, NoteSearchKind, NoteSupersession
-from notes.services import BACKFILL_SQL
+from notes.services import backfill_sql
 from spaceduck.models import ApiToken, VectorIndexState
 from spaceduck.namespaces import InvalidNamespace, namespace_kind, normalize_namespace
 from spaceduck.providers import get_embedder
@@ -902,7 +902,7 @@ class _Writer:
         """Notes already in the database of a newly enabled kind (enable_note_search's step)."""
         with connection.cursor() as cursor:
             for line in lines:
-                cursor.execute(BACKFILL_SQL, [line.pk])
+                cursor.execute(backfill_sql(), [line.pk])
                 self.result.search_kinds_enabled.append(str(line.pk))
 
     def _store_vectors(self, lines: list[_Line]) -> None:

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from notes.models import Note, NoteSearchKind
+from tests.notes.search_index import check_integrity, indexed_ids
 
 pytestmark = pytest.mark.django_db
 
 
 def fts_uids(query: str) -> list[str]:
-    with connection.cursor() as cursor:
-        rows = cursor.execute(
-            "SELECT rowid FROM notes_fts WHERE notes_fts MATCH %s", [query]
-        ).fetchall()
-    return sorted(Note.objects.filter(pk__in=[r[0] for r in rows]).values_list("uid", flat=True))
+    ids = indexed_ids(query)
+    return sorted(Note.objects.filter(pk__in=ids).values_list("uid", flat=True))
 
 
 def make_note(uid: str, namespace: str, body: str) -> Note:
@@ -39,5 +36,4 @@ def test_notes_of_an_enabled_kind_follow_insert_update_and_delete() -> None:
     assert fts_uids("logs") == ["n1"]
     note.delete()
     assert fts_uids("logs") == []
-    with connection.cursor() as cursor:
-        cursor.execute("INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')")
+    check_integrity()

@@ -16,6 +16,7 @@ from django.db import connection
 
 from notes.models import Note, NoteSupersession
 from notes.services import enable_note_search, save_note
+from tests.notes.search_index import check_integrity, indexed_ids
 from tests.processes import manage, service_env, start_manage
 
 NS = "user:alice"
@@ -73,10 +74,8 @@ def test_threads_racing_to_enable_search_index_each_note_once() -> None:
     results = run_in_threads(lambda _: enable_note_search("user"), 4)
     assert sum(r.newly_enabled for r in results) == 1  # type: ignore[attr-defined]
     assert sum(r.backfilled for r in results) == 20  # type: ignore[attr-defined]
-    with connection.cursor() as cursor:
-        cursor.execute("INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')")
-        cursor.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'shared'")
-        assert cursor.fetchone()[0] == 20
+    check_integrity()
+    assert len(indexed_ids("shared")) == 20
 
 
 RACER_SCRIPT = """
