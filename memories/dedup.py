@@ -89,9 +89,17 @@ _EXACT_SQL = (
 # the namespace; slots are rare, so the partial slot index is always the right one
 # (its condition, NOT (slot = ''), must appear in the query for SQLite to use it).
 _SLOT_SQL = (
-    "SELECT id FROM memories_memory INDEXED BY memory_slot_idx "
+    "SELECT id FROM memories_memory {hint}"
     f"WHERE {_LIVE_WHERE} AND NOT (slot = '') AND slot = %s ORDER BY id"
 )
+
+
+def _slot_sql() -> str:
+    """_SLOT_SQL with SQLite's index hint; PostgreSQL's planner has statistics (and no hint)."""
+    hint = "INDEXED BY memory_slot_idx " if connection.vendor == "sqlite" else ""
+    return _SLOT_SQL.format(hint=hint)
+
+
 _LIVE_IDS_SQL = f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND id IN ({{ids}})"
 
 
@@ -224,7 +232,7 @@ def _neighbours(
 def _slot_holders(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
     if not candidate.slot:
         return []
-    ids = _live_ids(ctx, candidate.kind, _SLOT_SQL, candidate.slot)
+    ids = _live_ids(ctx, candidate.kind, _slot_sql(), candidate.slot)
     rows = memories_by_id(ids)
     return [rows[memory_id] for memory_id in sorted(rows)]
 

@@ -522,9 +522,11 @@ HISTORY_PAGE = 64
 
 def latest_message_with_key(thread_id: str, key: str) -> Message | None:
     """The newest message of the thread whose provenance has ``key`` (a summary marker)."""
-    found = _messages_newest_first(
-        thread_id, ["json_type(provenance, %s) IS NOT NULL"], [f'$."{key}"'], limit=1
-    )
+    if connection.vendor == "postgresql":  # jsonb: the key's presence, null values included
+        where, params = ["jsonb_exists(provenance, %s)"], [key]
+    else:
+        where, params = ["json_type(provenance, %s) IS NOT NULL"], [f'$."{key}"']
+    found = _messages_newest_first(thread_id, where, params, limit=1)
     return found[0] if found else None
 
 
