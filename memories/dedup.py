@@ -40,6 +40,7 @@ from memories.selectors import memories_by_id
 from memories.services import content_hash, memory_history_record
 from spaceduck import runtime
 from spaceduck.db.fast import fast_insert, fast_update, read_plan
+from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
 
@@ -318,7 +319,14 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     arbitrations: list[dict[str, object]] = []
     if neighbours:
         supersede, arbitrations = _arbitrate(candidate, neighbours)
-    memory = store(candidate, vector, ctx, supersede)
+    with transaction.atomic():
+        # Checked again under the write lock: another worker thread may have stored the same
+        # content since the check above (two messages saying one thing, extracted at once).
+        lock_for_write(f"memory:{ctx.namespace}:{content_hash(candidate.content)}")
+        raced = _exact_match(candidate, ctx)
+        if raced is not None:
+            return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
+        memory = store(candidate, vector, ctx, supersede)
     extra: dict[str, object] = {"status": memory.status}
     if not_duplicates:
         extra["not_duplicates"] = not_duplicates

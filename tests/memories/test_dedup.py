@@ -162,3 +162,24 @@ def test_the_task_budget_drops_writes_past_it() -> None:
     assert verdicts[-1].reason == "budget_exhausted"
     other = commit_candidate(fact("Another task is not limited by t1."), ctx(task_id="t2"))
     assert other.decision == "stored"
+
+
+def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two worker threads extracting the same fact: the second one's first check ran
+    before the first one committed. The check under the write lock catches it."""
+    first = commit_candidate(fact("The user lives in Oslo."), ctx())
+    checks = []
+    real = dedup._exact_match
+
+    def stale_then_real(candidate: Candidate, context: WriteContext) -> Memory | None:
+        checks.append(candidate.content)
+        return None if len(checks) == 1 else real(candidate, context)
+
+    monkeypatch.setattr(dedup, "_exact_match", stale_then_real)
+    monkeypatch.setattr(dedup, "_neighbours", lambda *args: [])  # its vector search ran early too
+    second = commit_candidate(fact("The user lives in Oslo."), ctx())
+    assert len(checks) == 2  # the early check missed it, the one under the lock did not
+    assert (second.decision, second.matched_memory_id) == ("duplicate", first.memory_id)
+    assert Memory.objects.filter(content="The user lives in Oslo.").count() == 1

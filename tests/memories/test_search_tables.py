@@ -133,6 +133,12 @@ def test_context_is_keyword_indexed_but_not_embedded() -> None:
     fts_integrity_ok()
 
 
+def fts_config(name: str, value: int) -> None:
+    with connection.cursor() as cursor:
+        sql = "INSERT INTO memories_fts(memories_fts, rank) VALUES (%s, %s)"
+        cursor.execute(sql, [name, value])
+
+
 def fts_pages() -> int:
     """Rows of FTS5's %_data table: a structure record plus each segment's leaf pages."""
     with connection.cursor() as cursor:
@@ -143,13 +149,19 @@ def fts_pages() -> int:
 def test_merging_the_keyword_segments_keeps_every_answer() -> None:
     """Each committed write leaves its own FTS5 segment; merging them changes no result."""
     words = ["kite", "lisbon", "violin", "garden", "coffee"]
-    for i in range(40):
-        memory_create(
-            namespace="user:alice",
-            kind="fact",
-            content=f"Alice note {i} about {words[i % 5]}.",
-            actor="test",
-        )
+    # FTS5 merges segments by itself in groups of 4 (automerge), which would leave a number
+    # depending on the tests before; off here, each write keeps its own segment.
+    fts_config("automerge", 0)
+    try:
+        for i in range(40):
+            memory_create(
+                namespace="user:alice",
+                kind="fact",
+                content=f"Alice note {i} about {words[i % 5]}.",
+                actor="test",
+            )
+    finally:
+        fts_config("automerge", 4)  # FTS5's default; the setting is stored in the index
     before, pages = {word: fts_ids(word) for word in words}, fts_pages()
     assert keyword_index.merge_segments(max_steps=0) == 0  # no budget, no work
     assert fts_pages() == pages
