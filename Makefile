@@ -46,7 +46,8 @@ PG_TESTS := tests/test_api_auth.py tests/test_fast_reads.py tests/memories/test_
 	tests/memories/test_fact_pages.py tests/memories/test_positions.py \
 	tests/notes tests/test_namespaces.py tests/test_token_admin.py \
 	tests/test_api_limits.py tests/test_database_url.py \
-	tests/memories/test_vector_index_any_database.py
+	tests/memories/test_vector_index_any_database.py tests/memories/test_facts.py \
+	tests/memories/test_dedup.py
 
 test: $(STAMP) browser-deps lint
 	$(VENV)/bin/pytest

@@ -37,6 +37,7 @@ from memories.selectors import (
     message_get,
 )
 from spaceduck.db.fast import fast_insert
+from spaceduck.db.locks import lock_for_write
 from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.limits import check_datetime, check_json_value, check_size, check_text, json_size
 from spaceduck.namespaces import normalize_namespace
@@ -191,8 +192,10 @@ def set_fact(
     now = timezone.now()
     expires_at = _expiry(now, ttl_ms)
     # IMMEDIATE transactions take SQLite's write lock at BEGIN, so concurrent
-    # upserts of one key queue up instead of racing between read and write.
+    # upserts of one key queue up instead of racing between read and write;
+    # PostgreSQL gets the same from an advisory lock on the key.
     with transaction.atomic():
+        lock_for_write(f"fact:{namespace}:{key}")
         fact = Fact.objects.filter(namespace=namespace, key=key).first()
         if fact is None:
             fact = Fact(namespace=namespace, key=key, created_at=now)
@@ -445,6 +448,7 @@ def _append_time(thread: Thread, now: datetime) -> datetime:
     (or two saves within one microsecond) must not order them before what is
     already there, since ties would fall back to the random id.
     """
+    lock_for_write(f"thread:{thread.pk}")  # appends to one thread in turn (PostgreSQL)
     with connection.cursor() as cursor:
         row = cursor.execute(_NEWEST_MESSAGE_SQL, [thread.pk]).fetchone()
     newest = None if row is None else row[0].replace(tzinfo=UTC)  # stored as naive UTC
