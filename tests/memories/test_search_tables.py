@@ -149,9 +149,14 @@ def fts_pages() -> int:
 def test_merging_the_keyword_segments_keeps_every_answer() -> None:
     """Each committed write leaves its own FTS5 segment; merging them changes no result."""
     words = ["kite", "lisbon", "violin", "garden", "coffee"]
-    # FTS5 merges segments by itself in groups of 4 (automerge), which would leave a number
-    # depending on the tests before; off here, each write keeps its own segment.
+    # FTS5 merges segments by itself (automerge: 4 of a level; crisismerge: 16), which would
+    # leave a number depending on the tests before. From an empty index (deletes by earlier
+    # tests leave segments too) with both off, each write keeps its own segment.
+    assert not Memory.objects.exists()
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
     fts_config("automerge", 0)
+    fts_config("crisismerge", 1000)
     try:
         for i in range(40):
             memory_create(
@@ -160,9 +165,11 @@ def test_merging_the_keyword_segments_keeps_every_answer() -> None:
                 content=f"Alice note {i} about {words[i % 5]}.",
                 actor="test",
             )
-    finally:
-        fts_config("automerge", 4)  # FTS5's default; the setting is stored in the index
+    finally:  # FTS5's defaults; the settings are stored in the index itself
+        fts_config("automerge", 4)
+        fts_config("crisismerge", 16)
     before, pages = {word: fts_ids(word) for word in words}, fts_pages()
+    assert pages > 40  # a structure record plus at least one leaf page per write
     assert keyword_index.merge_segments(max_steps=0) == 0  # no budget, no work
     assert fts_pages() == pages
     assert keyword_index.merge_segments() > 0
