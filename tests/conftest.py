@@ -109,3 +109,15 @@ def _fresh_providers() -> Iterator[None]:
     runtime.forget_cached()  # a saved setting of an earlier test was rolled back
     yield
     reset_providers()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``sqlite_only`` tests when the suite runs on PostgreSQL (SPACEDUCK_TEST_BACKEND)."""
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        return
+    skip = pytest.mark.skip(reason="tests SQLite's own objects; this run is on PostgreSQL")
+    for item in items:
+        if "sqlite_only" in item.keywords:
+            item.add_marker(skip)

@@ -32,6 +32,9 @@ HOSTILE = [
 ]
 
 
+pytestmark = pytest.mark.sqlite_only
+
+
 def test_terms_are_quoted_and_joined() -> None:
     assert match_expression("restart the worker") == '"restart" AND "the" AND "worker"'
     assert match_expression('say "hi"', operator="OR") == '"say" OR """hi"""'

@@ -165,6 +165,7 @@ def migrator() -> Iterator[MigrationExecutor]:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.sqlite_only
 def test_the_migration_reindexes_existing_memories_with_stems(
     migrator: MigrationExecutor,
 ) -> None:

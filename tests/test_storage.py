@@ -10,6 +10,8 @@ from django.db import connection
 
 from spaceduck.db.backend.base import DatabaseWrapper
 
+pytestmark = pytest.mark.sqlite_only
+
 
 def test_sqlite_vec_is_loaded_in_the_test_database(db: None) -> None:
     with connection.cursor() as cursor:

@@ -537,6 +537,7 @@ def test_reindex_to_another_dimension_invalidates_the_cache(settings) -> None:  
 
 
 @transactional
+@pytest.mark.sqlite_only
 def test_the_shadow_table_reader_matches_the_public_select() -> None:
     rng = np.random.default_rng(40)
     alice = fill(ALICE, unit_vectors(rng, 301))
