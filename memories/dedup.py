@@ -102,6 +102,12 @@ def _slot_sql() -> str:
 
 
 _LIVE_IDS_SQL = f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND id IN ({{ids}})"
+# What this message already produced, in any status: a re-run (after a crash) must not
+# bring back a memory that a later message superseded in between.
+_FROM_MESSAGE_SQL = (
+    "SELECT id FROM memories_memory WHERE source_message_id = %s AND namespace = %s "
+    "AND content_hash = %s ORDER BY id LIMIT 1"
+)
 
 
 def _live_ids(ctx: WriteContext, kind: str, sql: str, *extra: str | int) -> list[int]:
@@ -209,6 +215,16 @@ def _budget_exhausted(ctx: WriteContext) -> bool:
     return Memory.objects.filter(source_task_id=ctx.task_id).count() >= limit
 
 
+def _produced_before(candidate: Candidate, ctx: WriteContext) -> int | None:
+    """The memory this same message already stored with this content, whatever its status."""
+    if ctx.message_id is None:
+        return None
+    params = [ctx.message_id, ctx.namespace, content_hash(candidate.content)]
+    with connection.cursor() as cursor:
+        row = cursor.execute(_FROM_MESSAGE_SQL, params).fetchone()
+    return None if row is None else int(row[0])
+
+
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
     plan = read_plan(Memory)
     params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
@@ -296,6 +312,10 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):
         return Verdict(candidate, "rejected", "budget_exhausted")
+    earlier = _produced_before(candidate, ctx)
+    if earlier is not None:
+        why = "this message already produced it (a re-run)"
+        return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
     exact = _exact_match(candidate, ctx)
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)

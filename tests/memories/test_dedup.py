@@ -183,3 +183,27 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
     assert len(checks) == 2  # the early check missed it, the one under the lock did not
     assert (second.decision, second.matched_memory_id) == ("duplicate", first.memory_id)
     assert Memory.objects.filter(content="The user lives in Oslo.").count() == 1
+
+
+def test_a_rerun_message_does_not_bring_back_what_a_later_message_superseded() -> None:
+    """A worker dies after a message's memory was stored; a later message supersedes it;
+    the killed extraction is run again: it must not store the old value a second time."""
+    from memories.models import Message
+    from memories.services import create_thread
+
+    thread = create_thread("user:alice")
+    lives, moved = (
+        Message.objects.create(thread=thread, role="user", content=text)
+        for text in ("I live in Oslo.", "I moved, I live in Austin now.")
+    )
+    oslo = fact("The user lives in Oslo.", slot="location")
+    first = commit_candidate(oslo, ctx(message_id=lives.pk))
+    austin = commit_candidate(
+        fact("The user lives in Austin.", slot="location"), ctx(message_id=moved.pk)
+    )
+    assert austin.extra["superseded"] == [first.memory_id]
+
+    again = commit_candidate(oslo, ctx(message_id=lives.pk))  # the re-run
+    assert (again.decision, again.matched_memory_id) == ("already_extracted", first.memory_id)
+    assert Memory.objects.filter(content="The user lives in Oslo.").count() == 1
+    assert Memory.objects.get(pk=austin.memory_id).status == "active"
