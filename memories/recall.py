@@ -403,6 +403,9 @@ class Candidates:
     scan: vector_index.Scan = field(default_factory=lambda: vector_index.Scan([]))
     # memory id -> (previous, next) memory written together with it (see widen).
     adjacent: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
+    # The read filters' statuses and visible tasks (first_stage's), for what widen adds.
+    statuses: set[str] = field(default_factory=set)
+    tasks: frozenset[str] | None = None
 
 
 def recall(query: RecallQuery) -> list[RecallHit]:
@@ -452,7 +455,7 @@ def first_stage(query: RecallQuery) -> Candidates:
         if not (row.status == MemoryStatus.SUPERSEDED and row.superseded_by_id in present)
     ]
     _add_neighbour_bonus(scored)
-    return Candidates(scored, whole, now, scan)
+    return Candidates(scored, whole, now, scan, statuses=statuses, tasks=tasks)
 
 
 def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
@@ -475,17 +478,13 @@ def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
         i: (_beside(loaded, i, before), _beside(loaded, i, after))
         for i, (before, after) in around.items()
     }
-    statuses = _statuses(query)
-    tasks = visible_task_ids(
-        source_task_id=query.source_task_id, exclude_task_memories=query.exclude_task_memories
-    )
     for row, e in best:
         before, after = found.adjacent[row.id]
         for other, pair in ((before, (None, row.id)), (after, (row.id, None))):
             if other is None or other in found.adjacent:
                 continue
             new = loaded[other]
-            if not _admitted(new, query, statuses, tasks, found.now) or (
+            if not _admitted(new, query, found.statuses, found.tasks, found.now) or (
                 new.superseded_by_id is not None and new.superseded_by_id in found.adjacent
             ):
                 continue  # as in the first stage: never beside its superseder

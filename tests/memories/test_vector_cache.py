@@ -420,6 +420,7 @@ def foreign_write(memory_id: int, namespace: str, vector: np.ndarray, *, log: bo
 
 
 @transactional
+@pytest.mark.sqlite_only  # opens the database as a SQLite file
 def test_a_foreign_write_is_caught_up_from_the_log(loads: list[str]) -> None:
     rng = np.random.default_rng(32)
     stored = fill(ALICE, unit_vectors(rng, 20))
@@ -434,6 +435,7 @@ def test_a_foreign_write_is_caught_up_from_the_log(loads: list[str]) -> None:
 
 
 @transactional
+@pytest.mark.sqlite_only  # opens the database as a SQLite file
 def test_a_change_missing_from_the_log_forces_a_reload(loads: list[str]) -> None:
     rng = np.random.default_rng(34)
     stored = fill(ALICE, unit_vectors(rng, 20))
@@ -500,6 +502,7 @@ def other_process(tmp_path: Path, *args: str) -> str:
 
 @pytest.mark.slow
 @transactional
+@pytest.mark.sqlite_only  # opens the database as a SQLite file
 def test_a_write_by_another_process_is_picked_up(tmp_path: Path, loads: list[str]) -> None:
     rng = np.random.default_rng(31)
     fill(ALICE, unit_vectors(rng, 50))
