@@ -37,7 +37,9 @@ _MEMORY_IDS_SQL = "SELECT id FROM memories_memory"
 # One statement each, so every answer is a consistent snapshot even while the
 # service writes (a memory and its vector are committed together).
 _MISSING_SQL = "SELECT id FROM memories_memory WHERE id NOT IN ({indexed}) ORDER BY id"
-_ORPHAN_SQL = "SELECT id FROM ({indexed}) WHERE id NOT IN (" + _MEMORY_IDS_SQL + ") ORDER BY id"
+_ORPHAN_SQL = (
+    "SELECT id FROM ({indexed}) AS indexed WHERE id NOT IN (" + _MEMORY_IDS_SQL + ") ORDER BY id"
+)
 _ALIVE_SQL = "SELECT id, namespace FROM memories_memory WHERE id IN ({ids})"
 
 REPAIR_BATCH = 64
@@ -51,13 +53,13 @@ def index_report(*, exact: bool = True) -> dict[str, Any]:
     id-level fields are then None. ``problem`` is None when nothing is wrong,
     else one sentence naming ``manage.py reindex``.
     """
+    keyword_index.catch_up()
     with connection.cursor() as cursor:
         memories = int(cursor.execute(_COUNT_MEMORIES_SQL).fetchone()[0])
         stored = vector_index.stored_ids_sql(cursor)
-        vectors = int(cursor.execute(f"SELECT count(*) FROM ({stored})").fetchone()[0])
-        keyword = int(
-            cursor.execute(f"SELECT count(*) FROM ({keyword_index.INDEXED_IDS_SQL})").fetchone()[0]
-        )
+        vectors = int(cursor.execute(f"SELECT count(*) FROM ({stored}) AS v").fetchone()[0])
+        indexed = keyword_index.indexed_ids_sql()
+        keyword = int(cursor.execute(f"SELECT count(*) FROM ({indexed}) AS k").fetchone()[0])
     report: dict[str, Any] = {
         "memories": memories,
         "vectors": vectors,
@@ -99,10 +101,11 @@ class Problems:
 
 
 def find_problems() -> Problems:
+    keyword_index.catch_up()
     with connection.cursor() as cursor:
         stored = vector_index.stored_ids_sql(cursor)
         misplaced = vector_index.misplaced_ids_sql(cursor)
-        indexed = keyword_index.INDEXED_IDS_SQL
+        indexed = keyword_index.indexed_ids_sql()
 
         def ids(sql: str) -> list[int]:
             return [int(row[0]) for row in cursor.execute(sql).fetchall()]

@@ -27,8 +27,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
+from memories import keyword_pg
 from spaceduck.fts import index_terms, index_words, namespace_key
 
 # The most documents one keyword query may score: ~1.3 ms of BM25 here, well
@@ -52,14 +53,19 @@ _COMMON_LOCK = threading.Lock()
 _COUNT_SQL = (
     "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH %s LIMIT %s)"
 )
+_MATCHING_SQL = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s ORDER BY rowid"
 _BM25_SQL = (
     "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts "
     "WHERE memories_fts MATCH %s ORDER BY score LIMIT %s"
 )
 
 
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
 def phrase(namespace: str, word: str, *, prefix: bool = False) -> str:
-    """One FTS5 phrase for ``word`` in the namespace.
+    """One FTS5 phrase (on PostgreSQL, one tsquery term) for ``word`` in the namespace.
 
     ``word`` must be an index term (``spaceduck.fts.index_terms``, a stem): it is
     checked to be a single index word, which every stem is. It is not stemmed
@@ -67,7 +73,13 @@ def phrase(namespace: str, word: str, *, prefix: bool = False) -> str:
     """
     if index_words(word) != [word]:
         raise ValueError(f"not a single index word: {word!r}")
+    if _postgres():
+        return keyword_pg.query_term(namespace_key(namespace), word, prefix=prefix)
     return f'"{namespace_key(namespace)}{word}"' + (" *" if prefix else "")
+
+
+def _any(phrases: Sequence[str]) -> str:
+    return (" | " if _postgres() else " OR ").join(phrases)
 
 
 def search(namespace: str, terms: Sequence[Term], limit: int) -> list[tuple[int, float]]:
@@ -78,19 +90,38 @@ def search(namespace: str, terms: Sequence[Term], limit: int) -> list[tuple[int,
     """
     if not terms or limit <= 0:
         return []
-    phrases = [phrase(namespace, word, prefix=prefix) for word, prefix in terms]
+    if _postgres():
+        keyword_pg.flush(namespace)
+    phrases = {phrase(namespace, word, prefix=prefix): (word, prefix) for word, prefix in terms}
     with connection.cursor() as cursor:
-        kept = _selective(cursor, phrases)
+        kept = _selective(cursor, list(phrases))
         if not kept:
             return []
-        rows = cursor.execute(_BM25_SQL, [" OR ".join(kept), limit]).fetchall()
-    return [(int(rowid), float(score)) for rowid, score in rows]
+        if _postgres():
+            query = keyword_pg.BM25_SQL, _bm25_params(namespace, kept, phrases, limit)
+        else:
+            query = _BM25_SQL, [_any(kept), limit]
+        found = cursor.execute(*query).fetchall()
+    return [(int(rowid), float(score)) for rowid, score in found]
+
+
+def _bm25_params(
+    namespace: str, kept: list[str], phrases: dict[str, Term], limit: int
+) -> dict[str, object]:
+    key = namespace_key(namespace)
+    return {
+        "terms": [keyword_pg.lexeme(key, phrases[text][0]) for text in kept],
+        "prefixes": [phrases[text][1] for text in kept],
+        "namespace": namespace,
+        "query": _any(kept),
+        "limit": limit,
+    }
 
 
 def _selective(cursor: object, phrases: list[str]) -> list[str]:
     """The rarest phrases whose matching documents add up to at most MAX_MATCHED_DOCS."""
     phrases = [p for p in dict.fromkeys(phrases) if not _known_common(p)]
-    if len(phrases) > 1 and _documents(cursor, " OR ".join(phrases)) <= MAX_MATCHED_DOCS:
+    if len(phrases) > 1 and _documents(cursor, _any(phrases)) <= MAX_MATCHED_DOCS:
         return phrases  # all of them fit: one count instead of one per phrase
     counted = sorted((_documents(cursor, p), p) for p in phrases)
     for count, text in counted:
@@ -133,7 +164,8 @@ def forget_common() -> None:
 
 def _documents(cursor: object, text: str) -> int:
     """How many documents match the phrase, counted up to MAX_MATCHED_DOCS + 1."""
-    row = cursor.execute(_COUNT_SQL, [text, MAX_MATCHED_DOCS + 1]).fetchone()  # type: ignore[attr-defined]
+    sql = keyword_pg.COUNT_SQL if _postgres() else _COUNT_SQL
+    row = cursor.execute(sql, [text, MAX_MATCHED_DOCS + 1]).fetchone()  # type: ignore[attr-defined]
     return int(row[0])
 
 
@@ -146,12 +178,14 @@ def matching_ids(namespace: str, text: str) -> list[int]:
     terms = index_terms(text)
     if not terms:
         return []
-    expression = " AND ".join(phrase(namespace, term) for term in dict.fromkeys(terms))
+    phrases = [phrase(namespace, term) for term in dict.fromkeys(terms)]
     with connection.cursor() as cursor:
-        rows = cursor.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH %s ORDER BY rowid",
-            [expression],
-        ).fetchall()
+        if _postgres():
+            keyword_pg.flush(namespace)
+            query = keyword_pg.MATCHING_SQL, [namespace, " & ".join(phrases)]
+        else:
+            query = _MATCHING_SQL, [" AND ".join(phrases)]
+        rows = cursor.execute(*query).fetchall()
     return [int(row[0]) for row in rows]
 
 
@@ -159,10 +193,10 @@ def matching_ids(namespace: str, text: str) -> list[int]:
 # The indexed columns of migration 0009 (tests/memories/test_integrity.py checks
 # that this matches the triggers). Each value goes through spaceduck_terms, as the
 # triggers do, so a repaired row is exactly what the insert trigger would write.
-COLUMNS = ("title", "content", "summary", "tags", "context")
+COLUMNS = keyword_pg.COLUMNS
 # One %_docsize row per indexed document (FTS5's shadow table; the index is
 # contentless, so its rows cannot be read back, only counted by id).
-INDEXED_IDS_SQL = "SELECT id FROM memories_fts_docsize"
+_INDEXED_IDS_SQL = "SELECT id FROM memories_fts_docsize"
 _TERMS = ", ".join(f"spaceduck_terms(namespace, {column})" for column in COLUMNS)
 _INDEX_SQL = (
     f"INSERT INTO memories_fts(rowid, {', '.join(COLUMNS)}) "
@@ -176,10 +210,24 @@ _INDEX_ALL_SQL = (
 )
 
 
+def indexed_ids_sql() -> str:
+    """A query of the indexed memory ids (column ``id``), current once ``catch_up`` ran."""
+    return keyword_pg.INDEXED_IDS_SQL if _postgres() else _INDEXED_IDS_SQL
+
+
+def catch_up() -> int:
+    """Bring the whole index up to date before reading it outside ``search``: nothing on
+    SQLite, whose triggers index as they write; on PostgreSQL, index every pending memory
+    (keyword_pg). Returns how many memories were indexed."""
+    return keyword_pg.flush_all() if _postgres() else 0
+
+
 def count_rows() -> int:
     """How many documents (memories) the keyword index holds."""
+    catch_up()
     with connection.cursor() as cursor:
-        return int(cursor.execute(f"SELECT count(*) FROM ({INDEXED_IDS_SQL})").fetchone()[0])
+        sql = f"SELECT count(*) FROM ({indexed_ids_sql()}) AS indexed"
+        return int(cursor.execute(sql).fetchone()[0])
 
 
 def index_rows(memory_ids: Sequence[int]) -> int:
@@ -191,6 +239,8 @@ def index_rows(memory_ids: Sequence[int]) -> int:
     ids = [int(memory_id) for memory_id in memory_ids]
     if not ids:
         return 0
+    if _postgres():
+        return keyword_pg.index_rows(ids)
     with connection.cursor() as cursor:
         cursor.executemany(_DELETE_ROW_SQL, [(memory_id,) for memory_id in ids])
         cursor.execute(_INDEX_SQL.format(ids=",".join(map(str, ids))))
@@ -199,6 +249,9 @@ def index_rows(memory_ids: Sequence[int]) -> int:
 
 def delete_rows(memory_ids: Sequence[int]) -> None:
     """Remove these ids' documents from the index (for rows whose memory is gone)."""
+    if _postgres():
+        keyword_pg.delete_rows(memory_ids)
+        return
     with connection.cursor() as cursor:
         cursor.executemany(_DELETE_ROW_SQL, [(int(memory_id),) for memory_id in memory_ids])
 
@@ -233,8 +286,25 @@ def merge_segments(max_steps: int = 10_000) -> int:
     return steps
 
 
+def problems() -> list[str]:
+    """What the index's own consistency check finds ([] when it is sound): FTS5's
+    ``integrity-check`` on SQLite, keyword_pg.problems on PostgreSQL."""
+    if _postgres():
+        return keyword_pg.problems()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+    except DatabaseError as exc:
+        return [str(exc)]
+    return []
+
+
 def rebuild() -> int:
     """Empty the index and index every memory again; returns how many were indexed."""
+    if _postgres():
+        count = keyword_pg.rebuild()
+        forget_common()
+        return count
     with connection.cursor() as cursor:
         cursor.execute(_DELETE_ALL_SQL)
         cursor.execute(_INDEX_ALL_SQL)

@@ -276,7 +276,10 @@ def multipliers(
     """Each candidate's second-stage multiplier, exp(score - log_base - c)."""
     if not candidates:
         return []
-    scores = feature_matrix(query, candidates) @ fitted.vector()
+    # Row by row, not a BLAS product: a matrix-vector product may round a row differently
+    # by where it sits in the matrix, and the pool's order follows the database's row
+    # order, which a dump and restore (or PostgreSQL's MVCC) changes.
+    scores = (feature_matrix(query, candidates) * fitted.vector()).sum(axis=1)
     exponents = [
         (fitted.base - 1.0) * candidate.log_base + score
         for candidate, score in zip(candidates, scores.tolist(), strict=True)

@@ -34,9 +34,7 @@ def health_report() -> tuple[dict[str, Any], int]:
 
     body: dict[str, Any] = {"status": "ok"}
     try:
-        with connection.cursor() as cursor:
-            body["sqlite_vec"] = cursor.execute("SELECT vec_version()").fetchone()[0]
-            body["sqlite"] = cursor.execute("SELECT sqlite_version()").fetchone()[0]
+        body.update(_database_versions())
         body["database"] = "ok"
     except Exception as exc:
         body.update(status="error", database=f"error: {exc.__class__.__name__}")
@@ -63,6 +61,22 @@ def health_report() -> tuple[dict[str, Any], int]:
     if body["problems"]:
         body["status"] = "degraded"
     return body, 200
+
+
+_VERSIONS_SQL = {
+    "sqlite": {"sqlite": "SELECT sqlite_version()", "sqlite_vec": "SELECT vec_version()"},
+    "postgresql": {
+        "postgresql": "SELECT current_setting('server_version')",
+        "pgvector": "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+    },
+}
+
+
+def _database_versions() -> dict[str, str]:
+    """The database's and its vector extension's versions (a query that proves it answers)."""
+    with connection.cursor() as cursor:
+        queries = _VERSIONS_SQL[connection.vendor].items()
+        return {name: cursor.execute(sql).fetchone()[0] for name, sql in queries}
 
 
 def _indexes() -> dict[str, Any]:

@@ -56,16 +56,20 @@ def printable(text: str) -> str:
 
 
 def check_text(value: str, *, field: str) -> str:
-    """``value`` if it is valid Unicode text, else InvalidInput naming the field."""
+    """``value`` if it is text either database stores as given, else InvalidInput naming
+    the field: no lone surrogate (not UTF-8) and no NUL (PostgreSQL's text and JSON refuse
+    it, and one product takes the same text on both databases)."""
     if has_lone_surrogate(value):
         raise InvalidInput(f"{field} is not valid Unicode text: it holds a lone surrogate")
+    if "\x00" in value:
+        raise InvalidInput(f"{field} holds a NUL character (U+0000), which is not stored as text")
     return value
 
 
 def _children(value: Any, where: str) -> Iterator[tuple[Any, str]]:
     if isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(key, str) and has_lone_surrogate(key):
+            if isinstance(key, str) and (has_lone_surrogate(key) or "\x00" in key):
                 raise InvalidInput(f"{where} has a key that is not valid Unicode text")
             yield item, f"{where}.{printable(str(key))}"
     elif isinstance(value, list | tuple):
@@ -74,8 +78,8 @@ def _children(value: Any, where: str) -> Iterator[tuple[Any, str]]:
 
 
 def check_json_value(value: Any, *, field: str) -> Any:
-    """``value`` if it is JSON data SQLite can store: every string valid Unicode
-    text, nested at most MAX_JSON_DEPTH levels. InvalidInput names where it is not.
+    """``value`` if it is JSON data the database can store: every string valid text
+    (``check_text``), nested at most MAX_JSON_DEPTH levels. InvalidInput names where it is not.
 
     Iterative, so a deep value cannot exhaust the Python stack here.
     """
@@ -141,11 +145,19 @@ def datetime_problem(value: datetime) -> str | None:
     return None
 
 
+def in_utc(value: datetime) -> datetime:
+    """An aware ``value`` in UTC (naive values are left alone: they are read as UTC).
+
+    PostgreSQL refuses offsets beyond ±15:59 that RFC 3339 allows (up to ±23:59), and
+    both databases store UTC anyway."""
+    return value.astimezone(UTC) if value.utcoffset() is not None else value
+
+
 def check_datetime(value: datetime, *, field: str) -> datetime:
     problem = datetime_problem(value)
     if problem is not None:
         raise InvalidInput(f"{field} {problem}, got {value.isoformat()}")
-    return value
+    return in_utc(value)
 
 
 # RFC 3339, which is what the schema's "date-time" format promises: a date, "T", a
@@ -179,7 +191,7 @@ def _storable(value: datetime) -> datetime:
     problem = datetime_problem(value)
     if problem is not None:
         raise ValueError(problem)
-    return value
+    return in_utc(value)
 
 
 # A datetime as the JSON API accepts it (request schemas): RFC 3339, in range.

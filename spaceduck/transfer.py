@@ -67,6 +67,8 @@ from memories import integrity, keyword_index, vector_index
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from notes.models import Note, NoteSearchKind, NoteSupersession
 from notes.services import backfill_sql
+from spaceduck.errors import InvalidInput
+from spaceduck.limits import check_json_value
 from spaceduck.models import ApiToken, VectorIndexState
 from spaceduck.namespaces import InvalidNamespace, namespace_kind, normalize_namespace
 from spaceduck.providers import get_embedder
@@ -160,7 +162,7 @@ def _to_file(f: models.Field, value: Any) -> Any:  # type: ignore[type-arg]
 def decoder(f: models.Field) -> Convert:  # type: ignore[type-arg]
     """Turns a column's value read from the file into Python, or raises ValueError(why)."""
     if isinstance(f, models.JSONField):
-        return _same  # any JSON, null included (a fact's JSON null is a value)
+        return _check_json  # any JSON, null included (a fact's JSON null is a value)
     target = f.target_field if f.is_relation else f  # type: ignore[attr-defined]
     check: Convert
     if isinstance(target, models.DateTimeField):
@@ -224,6 +226,19 @@ def _check_text(value: Any) -> str:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("holds a lone surrogate, which a text column cannot store") from None
+    if "\x00" in value and connection.vendor == "postgresql":
+        raise ValueError("holds a NUL character, which PostgreSQL cannot store in text")
+    return value
+
+
+def _check_json(value: Any) -> Any:
+    """Any JSON on SQLite (a file from an older version may hold lone surrogates, which
+    SQLite keeps as escapes); on PostgreSQL, only what jsonb can store."""
+    if connection.vendor == "postgresql":
+        try:
+            check_json_value(value, field="the value")
+        except InvalidInput as exc:
+            raise ValueError(f"cannot be stored in PostgreSQL: {exc}") from None
     return value
 
 

@@ -188,6 +188,52 @@ def test_the_python_api_refuses_lone_surrogates_with_the_same_rule(thread: Threa
     assert not Fact.objects.exists()
 
 
+NUL = "\\u0000"  # as JSON text: json.loads makes it U+0000
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "raw", "field"),
+    [
+        ("post", "/api/memories", MEMORY.replace("jazz", NUL) + "}", "content"),
+        ("post", "/api/memories", MEMORY + f', "tags": ["ok", "a{NUL}b"]}}', "tags"),
+        ("post", "/api/threads", f'{{"namespace": "user:alice", "title": "a{NUL}"}}', "title"),
+        ("put", "/api/facts/user:alice/k", f'{{"value": {{"a": "b{NUL}"}}}}', "value"),
+        ("put", "/api/facts/user:alice/k", f'{{"value": {{"a{NUL}": 1}}}}', "key"),
+    ],
+)
+def test_a_nul_character_is_422_and_writes_nothing(
+    admin: Actor, method: str, path: str, raw: str, field: str
+) -> None:
+    # PostgreSQL's text and JSON cannot hold U+0000; both databases refuse it alike.
+    assert_json_error(send(admin, method, path, raw), 422, field)
+    assert not Memory.objects.exists()
+    assert not Fact.objects.exists()
+    assert not Thread.objects.exists()
+
+
+def test_a_nul_character_in_a_message_is_422(admin: Actor, thread: Thread) -> None:
+    for raw in (
+        f'{{"role": "user", "content": "hi {NUL} there"}}',
+        f'{{"role": "user", "content": {{"text": ["{NUL}"]}}}}',
+        f'{{"role": "user", "content": "hi", "provenance": {{"a": "{NUL}"}}}}',
+    ):
+        response = send(admin, "post", f"/api/threads/{thread.id}/messages", raw)
+        assert_json_error(response, 422, "NUL" if "text" not in raw else "content")
+    assert not Message.objects.exists()
+    assert not Extraction.objects.exists()
+
+
+def test_the_python_api_refuses_nul_characters_too(thread: Thread) -> None:
+    for call in (
+        lambda: store.save_message(thread.id, "user", "hi \x00"),
+        lambda: store.set_fact("user:alice", "k", {"a": "\x00"}),
+    ):
+        with pytest.raises(InvalidInput):
+            call()
+    assert not Message.objects.exists()
+    assert not Fact.objects.exists()
+
+
 # --- 2. Datetimes out of range -----------------------------------------------------------
 
 EARLY = "0001-01-01T00:00:00+14:00"  # before year 1 in UTC

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +15,13 @@ def test_health_needs_no_auth_and_reports_sqlite_vec_from_inside_the_request(
     body = response.json()
     assert body["status"] == "ok"
     assert body["database"] == "ok"
-    assert body["sqlite_vec"] == "v0.1.9"  # queried on the request's own connection
+    # Queried on the request's own connection: the database and its vector extension.
+    if connection.vendor == "sqlite":
+        assert body["sqlite_vec"] == "v0.1.9"
+        assert body["sqlite"].startswith("3.")
+    else:
+        assert body["postgresql"].split(".")[0].isdigit()
+        assert body["pgvector"].startswith("0.")
     assert body["embedding"] == {
         "provider": "hash",
         "model": "blake2b-words-trigrams-v1",

@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.db import connection
 from django.test import Client
 
-from memories import keyword_index
+from memories import keyword_index, vector_index
 from memories.models import Extraction, Fact, MaintenanceRun, Memory, MemoryEvent, Message, Thread
 from memories.recall import RecallQuery, recall
 from memories.selectors import get_fact
@@ -79,11 +78,7 @@ def api_write(actor: Actor, namespace: str, content: str, **fields: object) -> i
 
 
 def vector(memory_id: int) -> bytes | None:
-    with connection.cursor() as cursor:
-        row = cursor.execute(
-            "SELECT embedding FROM memories_vec WHERE memory_id = %s", [memory_id]
-        ).fetchone()
-    return None if row is None else bytes(row[0])
+    return vector_index.stored_blobs([memory_id]).get(memory_id)
 
 
 def history(memory_id: int) -> list[tuple[str, str, str]]:

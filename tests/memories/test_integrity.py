@@ -12,6 +12,7 @@ from memories import integrity, keyword_index, vector_index
 from memories.models import Memory
 from memories.services import content_hash, memory_create
 from spaceduck.providers import get_embedder, reset_providers
+from tests.memories import keyword_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -76,17 +77,10 @@ def test_a_clean_database_reports_no_problem(ids: list[int]) -> None:
 def break_indexes(ids: list[int]) -> int:
     """Delete, orphan and misplace index rows by raw SQL; returns the orphan's id."""
     sql("DELETE FROM memories_vec WHERE memory_id IN (%s, %s)", [ids[0], ids[1]])
-    sql("DELETE FROM memories_fts WHERE rowid IN (%s, %s)", [ids[2], ids[3]])
+    keyword_rows.drop_documents([ids[2], ids[3]])
     orphan = max(ids) + 100
-    vector = vector_index.as_blob(get_embedder().embed(["gone"])[0])
-    sql(
-        "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)",
-        [orphan, "user:alice", vector],
-    )
-    sql(
-        "INSERT INTO memories_fts(rowid, content) VALUES (%s, %s)",
-        [orphan, "orphan words"],
-    )
+    vector_index.upsert([(orphan, "user:alice", get_embedder().embed(["gone"])[0])])
+    keyword_rows.add_orphan(orphan, "user:alice", "orphan words")
     # A vector in the wrong namespace's partition: the memory's own searches miss it.
     vector_index.upsert([(ids[4], "user:bob", get_embedder().embed([TEXTS[4]])[0])])
     return orphan
@@ -171,7 +165,7 @@ def test_keyword_repair_rebuilds_rows_exactly_as_the_trigger_writes_them(ids: li
     words = ["kayak", "paddled", "summary", "outdoors", "boats"]
     before = {word: keyword_index.matching_ids("user:alice", word) for word in words}
     assert all(found == [memory.pk] for found in before.values())
-    sql("DELETE FROM memories_fts WHERE rowid = %s", [memory.pk])
+    keyword_rows.drop_documents([memory.pk])
     assert keyword_index.matching_ids("user:alice", "kayak") == []
     reindex()
     assert {word: keyword_index.matching_ids("user:alice", word) for word in words} == before
@@ -179,15 +173,21 @@ def test_keyword_repair_rebuilds_rows_exactly_as_the_trigger_writes_them(ids: li
 
 def test_the_repair_columns_are_the_trigger_columns() -> None:
     with connection.cursor() as cursor:
-        trigger = cursor.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'memories_fts_ai'"
-        ).fetchone()[0]
-    listed = trigger.split("memories_fts(rowid, ", 1)[1].split(")", 1)[0]
+        if connection.vendor == "sqlite":
+            trigger = cursor.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'memories_fts_ai'"
+            ).fetchone()[0]
+            listed = trigger.split("memories_fts(rowid, ", 1)[1].split(")", 1)[0]
+        else:  # the update trigger marks a memory when one of these columns changes
+            trigger = cursor.execute(
+                "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'memories_fts_au'"
+            ).fetchone()[0]
+            listed = trigger.split("UPDATE OF namespace, ", 1)[1].split(" ON ", 1)[0]
     assert tuple(c.strip() for c in listed.split(",")) == keyword_index.COLUMNS
 
 
 def test_rebuild_keyword_reindexes_everything(ids: list[int]) -> None:
-    sql("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    keyword_rows.drop_all()
     assert integrity.index_report()["missing_keyword"] == 6
     out = reindex("--rebuild-keyword")
     assert "Rebuilt the keyword index: 6 memories." in out

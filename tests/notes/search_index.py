@@ -20,3 +20,12 @@ def check_integrity() -> None:
     if connection.vendor == "sqlite":
         with connection.cursor() as cursor:
             cursor.execute("INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')")
+
+
+def empty() -> None:
+    """Delete every document of the notes index, as a lost index would be."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("INSERT INTO notes_fts(notes_fts) VALUES ('delete-all')")
+        else:
+            cursor.execute("DELETE FROM notes_fts")
