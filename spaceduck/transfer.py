@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from django.core.management.color import no_style
 from django.db import connection, models, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -782,6 +783,7 @@ def import_file(
     total = sum(plan.counts.values())
     with tqdm(total=total, unit="record", disable=not progress, desc="import") as bar:
         writer.run(source, bar.update)
+    _reset_sequences()
     result = writer.result
     result.header = plan.header
     result.vectors_note = writer.why_not_reused
@@ -793,6 +795,16 @@ def import_file(
     keyword_index.forget_common()
     result.index_report = integrity.index_report(exact=False)
     return result
+
+
+def _reset_sequences() -> None:
+    """Move PostgreSQL's id sequences past the imported ids, as loaddata does: rows
+    inserted with explicit ids leave them behind, and the next insert would reuse an id.
+    SQLite's AUTOINCREMENT follows the largest id by itself (no statements)."""
+    statements = connection.ops.sequence_reset_sql(no_style(), [t.model for t in TYPES])
+    with transaction.atomic(), connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
 
 
 def _conflict_message(conflicts: list[tuple[_Line, str]], *, meanwhile: bool = False) -> str:

@@ -492,6 +492,21 @@ def test_without_vectors_or_with_another_embedder_import_embeds(
     assert "the file's vectors are" in out
 
 
+def test_new_rows_after_an_import_get_ids_of_their_own(admin: Actor, tmp_path: Path) -> None:
+    made = build(admin)
+    path = export_file(tmp_path)
+    wipe()  # ids restart, as in a fresh database
+    import_path(path)
+    imported = set(Memory.objects.values_list("pk", flat=True))
+    body = {"namespace": "user:alice", "kind": "fact", "content": "Bob's new kite is red."}
+    memory_id = post_ok(admin, "/api/memories", body)["memory_id"]
+    assert memory_id > max(imported)
+    thread = post_ok(admin, "/api/threads", {"namespace": "user:alice"})
+    post_ok(admin, f"/api/threads/{thread['id']}/messages", {"role": "user", "content": "Hi."})
+    assert MemoryEvent.objects.filter(memory_id=memory_id).count() == 1
+    assert made["chain"][0] in imported
+
+
 def test_gzip_and_damaged_files(admin: Actor, tmp_path: Path) -> None:
     build(admin)
     gz = export_file(tmp_path, name="export.jsonl.gz")
