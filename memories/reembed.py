@@ -7,7 +7,8 @@ in use, which keeps serving recall and writes with the old embedder all along; t
 ``done``/``total``. Vectors written meanwhile are found through the index's change log
 (``vector_index.namespace_versions`` / ``changed_ids``) and embedded again.
 
-The switch is one transaction (SQLite's IMMEDIATE: no other writer in between): the last
+The switch is one transaction that no other writer of vectors enters (SQLite's IMMEDIATE;
+on PostgreSQL a lock on the vector table, ``vector_index.lock_writers``): the last
 changes are embedded, the vec0 table is rebuilt from the staging rows at the new dimension
 (which moves the index epoch, so every process reloads its cached vectors), the fingerprint
 is recorded and the embedder settings change (``runtime.settings_update``, recorded). Other
@@ -54,14 +55,10 @@ OPENAI_MAX_DIMENSIONS = {
 LOCAL_DIMENSIONS = 384
 HASH_DIMENSIONS = (8, 4096)
 
-_STAGING_DROP = "DROP TABLE IF EXISTS memories_vec_staging"
-_STAGING_CREATE = (
-    "CREATE TABLE memories_vec_staging (memory_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
-)
-_STAGING_PUT = "INSERT OR REPLACE INTO memories_vec_staging(memory_id, embedding) VALUES (%s, %s)"
-_STAGING_DELETE = "DELETE FROM memories_vec_staging WHERE memory_id = %s"
+_STAGING_DROP = f"DROP TABLE IF EXISTS {vector_index.STAGING_TABLE}"
+_STAGING_DELETE = f"DELETE FROM {vector_index.STAGING_TABLE} WHERE memory_id = %s"
 _STAGING_ROWS = (
-    "SELECT s.memory_id, m.namespace, s.embedding FROM memories_vec_staging AS s "
+    f"SELECT s.memory_id, m.namespace, s.embedding FROM {vector_index.STAGING_TABLE} AS s "
     "JOIN memories_memory AS m ON m.id = s.memory_id"
 )
 
@@ -198,8 +195,7 @@ def _build(job: ReembedJob, embedder: Embedder) -> dict[str, int]:
     """Every memory's new vector into the staging table; the vector counters it is current
     with (the change log says what to embed again)."""
     with connection.cursor() as cursor:
-        cursor.execute(_STAGING_DROP)
-        cursor.execute(_STAGING_CREATE)
+        vector_index.create_staging(cursor)
     versions = vector_index.namespace_versions()
     job.total = Memory.objects.count()
     job.save(update_fields=["total", "updated_at"])
@@ -220,6 +216,8 @@ def _build(job: ReembedJob, embedder: Embedder) -> dict[str, int]:
 def _switch(job: ReembedJob, embedder: Embedder, versions: dict[str, int]) -> dict[str, int]:
     target = embedder.fingerprint
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            vector_index.lock_writers(cursor)  # nothing written between the catch-up and the swap
         _, changed = _changed_since(versions)
         _stage_ids(embedder, changed)
         with connection.cursor() as cursor:
@@ -293,10 +291,7 @@ def _text(memory: Memory) -> str:
 def _stage(embedder: Embedder, memories: list[Memory]) -> None:
     vectors = embedder.embed([_text(m) for m in memories])
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(
-            _STAGING_PUT,
-            [(m.pk, vector_index.as_blob(v)) for m, v in zip(memories, vectors, strict=True)],
-        )
+        vector_index.put_staging(cursor, zip((m.pk for m in memories), vectors, strict=True))
 
 
 def _stage_ids(embedder: Embedder, ids: Iterable[int]) -> None:

@@ -787,6 +787,38 @@ def changed_ids(namespace: str, since: int, until: int) -> set[int] | None:
     return {int(memory_id) for _, memory_id in logged}
 
 
+# A table of vectors beside the index (re-embedding stages the new embedder's vectors
+# there): any dimension, one row per memory, written as upserts.
+STAGING_TABLE = "memories_vec_staging"
+_STAGING_CREATE = {
+    "sqlite": "CREATE TABLE {table} (memory_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
+    "postgresql": "CREATE TABLE {table} (memory_id bigint PRIMARY KEY, embedding vector NOT NULL)",
+}
+_STAGING_PUT = (
+    "INSERT INTO {table}(memory_id, embedding) VALUES (%s, %s{cast}) "
+    "ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding"
+)
+
+
+def create_staging(cursor: Any) -> None:
+    """(Re)create the empty staging table."""
+    cursor.execute(f"DROP TABLE IF EXISTS {STAGING_TABLE}")
+    cursor.execute(_STAGING_CREATE[connection.vendor].format(table=STAGING_TABLE))
+
+
+def put_staging(cursor: Any, rows: Iterable[tuple[int, np.ndarray]]) -> None:
+    """Store (memory id, vector) rows in the staging table, replacing earlier ones."""
+    sql = _STAGING_PUT.format(table=STAGING_TABLE, cast="::vector" if _postgres() else "")
+    cursor.executemany(sql, [(memory_id, _encode(vector)) for memory_id, vector in rows])
+
+
+def lock_writers(cursor: Any) -> None:
+    """Keep every other writer of vectors out until the transaction ends (readers go on).
+    SQLite's write transaction already excludes them."""
+    if _postgres():
+        cursor.execute("LOCK TABLE memories_vec IN EXCLUSIVE MODE")
+
+
 def replace_from(cursor: Any, staging_sql: str, dimensions: int) -> None:
     """Replace the table with one of ``dimensions`` filled by ``staging_sql`` (rows of
     memory_id, namespace, embedding), inside the caller's transaction; every process's

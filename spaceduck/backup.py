@@ -53,6 +53,15 @@ class BackupResult:
     bytes: int
 
 
+# This command copies a SQLite file; a PostgreSQL server has its own tools, which also
+# cover what a server needs (point-in-time recovery, replicas).
+NOT_SQLITE = (
+    "backup copies the SQLite database file; on PostgreSQL use its own tools "
+    "(pg_dump --format=custom, or pg_basebackup with WAL archiving), or "
+    "python manage.py export --tokens for a file this service can import anywhere"
+)
+
+
 def source_path() -> Path:
     """The database file the service uses (the test database in tests)."""
     return Path(str(connection.settings_dict["NAME"]))
@@ -71,6 +80,8 @@ def backup(
     ``progress(done_pages, total_pages)`` is called after every step. An
     existing ``target`` is refused unless ``force``.
     """
+    if source is None and connection.vendor != "sqlite":
+        raise BackupError(NOT_SQLITE)
     src_path = Path(source) if source is not None else source_path()
     dest = Path(target)
     if not src_path.is_file():

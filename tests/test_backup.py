@@ -58,6 +58,7 @@ def consistency(conn: sqlean.Connection) -> dict[str, int]:
     }
 
 
+@pytest.mark.sqlite_only  # PostgreSQL: the command refuses, see the test below
 @pytest.mark.django_db(transaction=True)
 def test_backup_while_a_writer_thread_inserts_memories(tmp_path: Path) -> None:
     # Earlier transactional tests end with a flush that empties notes_note after
@@ -148,6 +149,7 @@ def test_backup_while_a_writer_thread_inserts_memories(tmp_path: Path) -> None:
         conn.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db
 def test_the_command_refuses_to_overwrite_and_verifies(tmp_path: Path) -> None:
     memory_create(namespace="user:alice", kind="fact", content="Alice likes kites.", actor="t")
@@ -169,6 +171,7 @@ def test_the_command_refuses_to_overwrite_and_verifies(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.sqlite3"]  # no temp files
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.django_db(transaction=True)  # the copy reads committed rows only
 def test_verify_reports_a_damaged_keyword_index(tmp_path: Path) -> None:
     memory_create(namespace="user:alice", kind="fact", content="Alice likes kites.", actor="t")
@@ -179,3 +182,12 @@ def test_verify_reports_a_damaged_keyword_index(tmp_path: Path) -> None:
     conn.close()
     checks = backup.verify(copy)
     assert checks["memories_fts"] != "ok"
+
+
+@pytest.mark.django_db
+def test_on_postgresql_the_command_points_to_its_own_tools(tmp_path: Path) -> None:
+    if connection.vendor == "sqlite":
+        pytest.skip("the SQLite copy is tested above")
+    with pytest.raises(CommandError, match="pg_dump"):
+        call_command("backup", str(tmp_path / "b"), "--no-progress", stdout=StringIO())
+    assert not (tmp_path / "b").exists()

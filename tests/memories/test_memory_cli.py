@@ -28,14 +28,16 @@ def test_list_prints_key_value_and_age_by_key(clock: Clock) -> None:
     clock.advance(days=2, hours=5)
     set_fact(NS, "city", "Lisbon")
     clock.advance(hours=3, minutes=20)
-    set_fact(NS, "prefs", {"theme": "dark", "sizes": [1, 2]})
+    # Keys in the order PostgreSQL's jsonb keeps them (shorter first, then bytewise);
+    # SQLite keeps any order as written.
+    set_fact(NS, "prefs", {"sizes": [1, 2], "theme": "dark"})
     clock.advance(minutes=5, seconds=30)
     set_fact(NS, "flag", True)
     clock.advance(seconds=12)
     assert run("list", NS) == [
         "city = Lisbon (3h)",  # strings are shown raw, without JSON quotes
         "flag = true (12s)",
-        'prefs = {"theme":"dark","sizes":[1,2]} (5m)',
+        'prefs = {"sizes":[1,2],"theme":"dark"} (5m)',
         "year = 1984 (2d)",
     ]
 
