@@ -105,7 +105,75 @@ class SpaceduckAPI(NinjaAPI):
                 for code, response in operation.get("responses", {}).items():
                     if int(code) in ERROR_DESCRIPTIONS:
                         response["description"] = ERROR_DESCRIPTIONS[int(code)]
+        _state_text_rule(schema)
         return schema
+
+
+# What limits.check_text refuses in every request body string (and object key), as the
+# schema says it: U+0000, which PostgreSQL cannot store.
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+JSON_VALUE = "JsonValue"
+_JSON_VALUE_REF = f"#/components/schemas/{JSON_VALUE}"
+# Any JSON value whose strings and keys hold no U+0000 (message content, fact values,
+# provenance): what "any JSON" means in a request body.
+_JSON_VALUE_SCHEMA = {
+    "anyOf": [
+        {"type": "null"},
+        {"type": "boolean"},
+        {"type": "number"},
+        {"type": "string", "pattern": NO_NUL_PATTERN},
+        {"type": "array", "items": {"$ref": _JSON_VALUE_REF}},
+        {
+            "type": "object",
+            "propertyNames": {"pattern": NO_NUL_PATTERN},
+            "additionalProperties": {"$ref": _JSON_VALUE_REF},
+        },
+    ],
+}
+_OWN_RULES = {"$ref", "type", "anyOf", "oneOf", "allOf", "enum", "const"}
+
+
+def _state_text_rule(schema: dict[str, Any]) -> None:
+    """State NO_NUL_PATTERN on every free-text string and key of the request bodies
+    (strings with a pattern, format or enum of their own already exclude U+0000)."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    seen: set[int] = set()
+    pending: list[Any] = [
+        media.get("schema")
+        for item in schema["paths"].values()
+        for operation in item.values()
+        for media in operation.get("requestBody", {}).get("content", {}).values()
+    ]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        ref = node.get("$ref", "")
+        if ref.startswith("#/components/schemas/"):
+            pending.append(components.get(ref.rsplit("/", 1)[1]))
+        _restrict(node)
+        for key in ("properties", "$defs"):
+            pending.extend((node.get(key) or {}).values())
+        for key in ("items", "additionalProperties"):
+            pending.append(node.get(key))
+        for key in ("anyOf", "oneOf", "allOf"):
+            pending.extend(node.get(key) or [])
+    components[JSON_VALUE] = _JSON_VALUE_SCHEMA
+
+
+def _restrict(node: dict[str, Any]) -> None:
+    kind = node.get("type")
+    if kind == "string" and not {"pattern", "format", "enum"} & node.keys():
+        node["pattern"] = NO_NUL_PATTERN
+    elif kind == "object" and node.get("additionalProperties") is not False:
+        node["propertyNames"] = {"pattern": NO_NUL_PATTERN}
+        if node.get("additionalProperties") in (None, True, {}):
+            node["additionalProperties"] = {"$ref": _JSON_VALUE_REF}
+    elif kind == "array" and node.get("items") in (None, {}):
+        node["items"] = {"$ref": _JSON_VALUE_REF}
+    elif not _OWN_RULES & node.keys():  # any JSON value
+        node["allOf"] = [{"$ref": _JSON_VALUE_REF}]
 
 
 api = SpaceduckAPI(
