@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.checks import CheckMessage, Error, register
 from django.db import connection
 
 REINDEX_HINT = (
@@ -38,20 +38,3 @@ def raise_on_startup_problems() -> None:
     problem = embedding_fingerprint_problem()
     if problem is not None:
         raise ImproperlyConfigured(f"Embedding mismatch: {problem}. {REINDEX_HINT}")
-
-
-@register()
-def check_database_vendor(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """PostgreSQL (SPACEDUCK_DATABASE_URL) is being ported (issue 14): the tables and the
-    migrations are there, keyword and vector search not yet, so say so at every start."""
-    if connection.vendor == "sqlite":
-        return []
-    return [
-        Warning(
-            f"SPACEDUCK_DATABASE_URL selects {connection.vendor}: support is not complete. The "
-            "tables migrate, but memory search (keyword and vector indexes) is SQLite-only so "
-            "far, so writing and recalling memories fails.",
-            hint="Unset SPACEDUCK_DATABASE_URL to run on the SQLite file.",
-            id="spaceduck.W002",
-        )
-    ]

@@ -77,7 +77,7 @@ def take(*, out: Path, embedder: str, chromium: str, stdout: Writer) -> None:
     if not Path(chromium).exists():
         raise CommandError(
             f"{chromium} is missing: screenshots need Chromium "
-            "(Debian: `apt-get install chromium`, or `make browser-deps`)"
+            "(Debian: `apt-get install chromium`, or `make test-deps`)"
         )
     try:
         import playwright  # noqa: F401

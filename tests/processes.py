@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -28,8 +31,32 @@ def service_env(data_dir: Path, **overrides: str) -> dict[str, str]:
             "PYTHONUNBUFFERED": "1",
         }
     )
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        # The suite's PostgreSQL run: a deployment of its own there, with huey on Redis
+        # (what several hosts share), instead of the SQLite file and queue in data_dir.
+        from tests.postgres import fresh_database_url
+        from tests.redis_server import fresh_url
+
+        env["SPACEDUCK_DATABASE_URL"] = fresh_database_url()
+        env["SPACEDUCK_REDIS_URL"] = fresh_url()
     env.update(overrides)
     return env
+
+
+def query(env: dict[str, str], sql: str) -> list[tuple[Any, ...]]:
+    """Rows of ``sql`` read from the deployment's database behind its back (SQLite's file in
+    the data directory, or its PostgreSQL database); JSON columns come back as text."""
+    url = env.get("SPACEDUCK_DATABASE_URL")
+    if url:
+        import psycopg
+        from psycopg.types.json import set_json_loads
+
+        with psycopg.connect(url) as conn:
+            set_json_loads(lambda data: data if isinstance(data, str) else data.decode(), conn)
+            return list(conn.execute(sql).fetchall())
+    path = Path(env["SPACEDUCK_DATA_DIR"]) / "spaceduck.sqlite3"
+    with closing(sqlite3.connect(path, timeout=30)) as db:
+        return list(db.execute(sql).fetchall())
 
 
 def manage(

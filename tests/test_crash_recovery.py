@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,6 +19,7 @@ from tests.processes import (
     http_get,
     is_running,
     manage,
+    query,
     service_env,
     start_manage,
     wait_for_http,
@@ -87,18 +87,12 @@ def ingest(env: dict[str, str]) -> list[str]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def database(env: dict[str, str]) -> sqlite3.Connection:
-    return sqlite3.connect(Path(env["SPACEDUCK_DATA_DIR"]) / "spaceduck.sqlite3", timeout=30)
-
-
 def statuses(env: dict[str, str]) -> Counter[str]:
-    with database(env) as db:
-        return Counter(row[0] for row in db.execute("SELECT status FROM memories_extraction"))
+    return Counter(row[0] for row in query(env, "SELECT status FROM memories_extraction"))
 
 
 def memories(env: dict[str, str]) -> Counter[tuple[str, str]]:
-    with database(env) as db:
-        rows = db.execute("SELECT namespace, content FROM memories_memory").fetchall()
+    rows = query(env, "SELECT namespace, content FROM memories_memory")
     return Counter((namespace, content) for namespace, content in rows)
 
 
@@ -147,13 +141,10 @@ def test_every_message_is_extracted_once_after_the_worker_is_killed(
     finally:
         worker.send_signal(signal.SIGINT)
         worker.wait(timeout=30)
-    with database(env) as db:
-        per_message = Counter(
-            row[0] for row in db.execute("SELECT message_id FROM memories_extraction")
-        )
-        errors = [
-            json.loads(row[0]) for row in db.execute("SELECT errors FROM memories_extraction")
-        ]
+    per_message = Counter(
+        row[0] for row in query(env, "SELECT message_id FROM memories_extraction")
+    )
+    errors = [json.loads(row[0]) for row in query(env, "SELECT errors FROM memories_extraction")]
     assert per_message == Counter({message_id: 1 for message_id in message_ids})
     assert any("lease expired" in e["error"] for err in errors for e in err)
     assert memories(env) == expected  # nothing duplicated, nothing missing
