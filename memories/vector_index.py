@@ -50,7 +50,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import DataError, connection, transaction
 
 from spaceduck.providers.embeddings.base import Fingerprint
 
@@ -118,6 +119,25 @@ _INFO_TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '
 _CREATE_VERSION_SQL = "SELECT value FROM memories_vec_info WHERE key = 'CREATE_VERSION'"
 _DIMS = re.compile(r"float\[(\d+)\]")
 
+# PostgreSQL's approximate index (pgvector HNSW, cosine). Namespaces of at least
+# settings.VECTOR_INDEX_MIN_ROWS vectors are searched through it instead of the
+# in-process copy (index_scan): no process holds their vectors, and a query reads a few
+# thousand of them. ef_search is the candidate list a query walks (recall against
+# speed); iterative scans go on walking while the namespace filter leaves too few rows.
+HNSW_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_vec_hnsw ON memories_vec "
+    "USING hnsw (embedding vector_cosine_ops)"
+)
+_PG_COUNT_SQL = "SELECT coalesce(sum(n), 0) FROM memories_namespace_count WHERE namespace = %s"
+_PG_ANN_SQL = (
+    "SELECT memory_id, embedding <=> %s::vector AS distance FROM memories_vec "
+    "WHERE namespace = %s ORDER BY distance LIMIT %s"
+)
+_PG_COSINES_SQL = (
+    "SELECT memory_id, 1 - (embedding <=> %s::vector) FROM memories_vec "
+    "WHERE namespace = %s AND memory_id = ANY(%s)"
+)
+
 # PostgreSQL (SPACEDUCK_DATABASE_URL): a plain table with a pgvector column, read back
 # with vector_send (a 4-byte header, then big-endian float4s) so that a batch of rows
 # decodes with one numpy view (_decode), and written as text ('[0.1, ...]').
@@ -125,6 +145,7 @@ _PG_CREATE_SQL = [
     "CREATE TABLE memories_vec (memory_id bigint PRIMARY KEY, namespace text NOT NULL, "
     "embedding vector({dims}) NOT NULL)",
     "CREATE INDEX memories_vec_namespace_idx ON memories_vec (namespace)",
+    HNSW_INDEX_SQL,
 ]
 _PG_TABLE_SQL = (
     "SELECT a.atttypmod FROM pg_attribute AS a "
@@ -268,6 +289,9 @@ def search(
         return scan(namespace, vector, k).hits
     if k <= 0 or not namespace or not candidate_ids:
         return []
+    if _indexed(namespace):
+        found = _cosines_sql(namespace, vector, candidate_ids)
+        return sorted(found.items(), key=lambda hit: (-hit[1], hit[0]))[:k]
     return _checked(_snapshot(namespace), vector).top_k(_unit(vector), k, candidate_ids)
 
 
@@ -279,12 +303,16 @@ class Scan:
     hits: list[tuple[int, float]]
     snapshot: _Snapshot | None = None
     scores: Matrix | None = None  # scores[i]: the cosine of snapshot.ids[i]
+    # A namespace searched through PostgreSQL's index: cosines are read from the table.
+    indexed: tuple[str, np.ndarray] | None = None
 
     def cosines(self, memory_ids: Collection[int]) -> dict[int, float]:
         """memory id -> cosine with the query, for those of ``memory_ids`` with a vector.
 
         Gathering their columns again would cost ~0.4 ms for 80 memories at 100k (one
         cache miss per dimension); the scores are already here."""
+        if self.indexed is not None and memory_ids:
+            return _cosines_sql(*self.indexed, memory_ids)
         if self.snapshot is None or self.scores is None or not memory_ids:
             return {}
         wanted = np.unique(np.fromiter(memory_ids, dtype=np.int64, count=len(memory_ids)))
@@ -296,11 +324,48 @@ def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
     """``search`` without candidates, keeping every memory's score for ``Scan.cosines``."""
     if k <= 0 or not namespace:
         return Scan([])
+    if _indexed(namespace):
+        return Scan(index_scan(namespace, vector, k), indexed=(namespace, vector))
     snapshot = _checked(_snapshot(namespace), vector)
     if snapshot.size == snapshot.dead.size:
         return Scan([])
     scores = snapshot.scores(_unit(vector))
     return Scan(_best(snapshot.ids[: snapshot.size], scores, k), snapshot, scores)
+
+
+def _indexed(namespace: str) -> bool:
+    """Whether the namespace is searched through PostgreSQL's HNSW index (large enough)."""
+    if not _postgres():
+        return False
+    with connection.cursor() as cursor:
+        count = int(cursor.execute(_PG_COUNT_SQL, [namespace]).fetchone()[0])
+    return count >= settings.VECTOR_INDEX_MIN_ROWS
+
+
+def index_scan(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` nearest memories by pgvector's HNSW index (approximate), best first."""
+    ef_search = max(settings.VECTOR_INDEX_EF_SEARCH, k)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            rows = cursor.execute(_PG_ANN_SQL, [_encode(vector), namespace, k]).fetchall()
+    except DataError as exc:  # "different vector dimensions": see _checked
+        raise DimensionMismatch(str(exc).splitlines()[0]) from None
+    hits = [(int(memory_id), 1.0 - float(distance)) for memory_id, distance in rows]
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))  # relaxed order: sort again
+
+
+def _cosines_sql(
+    namespace: str, vector: np.ndarray, memory_ids: Collection[int]
+) -> dict[int, float]:
+    ids = sorted({int(memory_id) for memory_id in memory_ids})
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            rows = cursor.execute(_PG_COSINES_SQL, [_encode(vector), namespace, ids]).fetchall()
+    except DataError as exc:
+        raise DimensionMismatch(str(exc).splitlines()[0]) from None
+    return {int(memory_id): float(cosine) for memory_id, cosine in rows}
 
 
 def _checked(snapshot: _Snapshot, vector: np.ndarray) -> _Snapshot:

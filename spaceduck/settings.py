@@ -257,6 +257,11 @@ TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)
 COMPACTION_EVERY_MINUTES = env_int("SPACEDUCK_COMPACTION_EVERY_MINUTES", 60, minimum=1)
 # Merging the keyword index's segments (memories.keyword_index.merge_segments).
 KEYWORD_MERGE_EVERY_MINUTES = env_int("SPACEDUCK_KEYWORD_MERGE_EVERY_MINUTES", 30, minimum=1)
+# PostgreSQL only: namespaces with at least this many memories are searched through
+# pgvector's HNSW index (approximate, nothing cached per process); smaller ones through
+# the exact in-process copy (memories.vector_index). ef_search: candidates a query walks.
+VECTOR_INDEX_MIN_ROWS = env_int("SPACEDUCK_VECTOR_INDEX_MIN_ROWS", 50_000, minimum=1)
+VECTOR_INDEX_EF_SEARCH = env_int("SPACEDUCK_VECTOR_INDEX_EF_SEARCH", 100, minimum=1)
 # Destructive processors are off unless configured: summaries replace old
 # messages, the token limit deletes them.
 SUMMARIZER_ENABLED = env_bool("SPACEDUCK_SUMMARIZER_ENABLED", False)

@@ -11,8 +11,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
+
+# `bench --postgres URL`: the children's deployments get a new database on this server.
+POSTGRES_SERVER: str | None = None
 
 
 class Writer(Protocol):
@@ -23,7 +29,10 @@ def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str
     from django.conf import settings
     from django.core.management import CommandError
 
-    with tempfile.TemporaryDirectory(prefix="spaceduck-bench-") as data_dir:
+    with (
+        tempfile.TemporaryDirectory(prefix="spaceduck-bench-") as data_dir,
+        _scratch_database() as database_url,
+    ):
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPACEDUCK_")}
         env.update(
             {
@@ -31,6 +40,7 @@ def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str
                 "SPACEDUCK_DATA_DIR": data_dir,
                 "SPACEDUCK_EMBEDDING_PROVIDER": "hash",
                 "PYTHONUNBUFFERED": "1",
+                **({"SPACEDUCK_DATABASE_URL": database_url} if database_url else {}),
                 **env_overrides,
             }
         )
@@ -47,6 +57,25 @@ def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str
             stdout.write(line)
         if child.wait() != 0:
             raise CommandError(f"{module} failed (exit code {child.returncode}), output above")
+
+
+@contextmanager
+def _scratch_database() -> Iterator[str | None]:
+    """A new database on POSTGRES_SERVER for one child, dropped afterwards (None: SQLite)."""
+    if not POSTGRES_SERVER:
+        yield None
+        return
+    import psycopg
+
+    name = f"spaceduck_bench_{uuid.uuid4().hex[:12]}"
+    base, _, query = POSTGRES_SERVER.partition("?")
+    with psycopg.connect(POSTGRES_SERVER, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+    finally:
+        with psycopg.connect(POSTGRES_SERVER, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def setup_child_django() -> None:

@@ -1,4 +1,4 @@
-"""Vector search in one namespace: the in-process cache, the vec0 KNN and a bare numpy scan.
+"""Vector search in one namespace: the in-process cache, the database's KNN and a bare numpy scan.
 
 Each size runs in a child process on a throw-away database in a temporary
 directory (migrated there, deleted afterwards), so the developer's database is
@@ -6,6 +6,9 @@ never opened. The child bulk-inserts random unit vectors: N into one namespace
 plus ``--others`` spread over ``--other-namespaces`` more, then times the cold
 load of the cache, ``vector_index.search``, ``vector_index.knn`` and a numpy
 top-k over a matrix built beforehand (the floor any exact scan can reach here).
+On PostgreSQL (``bench --postgres URL vectors``) it also builds pgvector's HNSW index
+after the load and times ``vector_index.index_scan`` with its recall@k against the
+exact answer.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ LOAD_ROUNDS = 3
 INSERT_BATCH = 5_000
 _INSERT_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
 _PUBLIC_LOAD_SQL = "SELECT memory_id, embedding FROM memories_vec WHERE namespace = %s"
+_PG_PUBLIC_LOAD_SQL = (
+    "SELECT memory_id, vector_send(embedding) FROM memories_vec WHERE namespace = %s"
+)
+_COPY_SQL = "COPY memories_vec (memory_id, namespace, embedding) FROM STDIN"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +63,9 @@ def _unit_rows(rng: np.random.Generator, count: int, dims: int) -> np.ndarray:
 def _insert(rows: np.ndarray, first_id: int, namespace_of: Callable[[int], str]) -> None:
     from django.db import connection, transaction
 
+    if connection.vendor == "postgresql":
+        _copy_rows(rows, first_id, namespace_of)
+        return
     for start in range(0, len(rows), INSERT_BATCH):
         batch = rows[start : start + INSERT_BATCH]
         params = [
@@ -64,6 +74,37 @@ def _insert(rows: np.ndarray, first_id: int, namespace_of: Callable[[int], str])
         ]
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.executemany(_INSERT_SQL, params)
+
+
+def _copy_rows(rows: np.ndarray, first_id: int, namespace_of: Callable[[int], str]) -> None:
+    """PostgreSQL: COPY the rows in (vectors as pgvector's text form)."""
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor, cursor.copy(_COPY_SQL) as copy:
+        for i, row in enumerate(rows):
+            text = "[" + ",".join(map(repr, row.tolist())) + "]"
+            copy.write_row((first_id + i, namespace_of(i), text))
+
+
+def _build_hnsw_s() -> float:
+    """PostgreSQL: (re)build the HNSW index over everything loaded; seconds it took."""
+    from django.db import connection
+
+    from memories.vector_index import HNSW_INDEX_SQL
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute(HNSW_INDEX_SQL)
+        cursor.execute("ANALYZE memories_vec")
+    return time.perf_counter() - started
+
+
+def _drop_hnsw() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS memories_vec_hnsw")  # built after the load
 
 
 def _timings_ms(*calls: Callable[[np.ndarray], object], queries: np.ndarray) -> list[np.ndarray]:
@@ -132,10 +173,11 @@ def _public_load_ms(namespace: str) -> float:
     """The same rows through vec0's own SELECT (scans every namespace's vectors)."""
     from django.db import connection
 
+    sql = _PG_PUBLIC_LOAD_SQL if connection.vendor == "postgresql" else _PUBLIC_LOAD_SQL
     start = time.perf_counter()
     with connection.cursor() as cursor:
-        rows = cursor.execute(_PUBLIC_LOAD_SQL, [namespace]).fetchall()
-    np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+        rows = cursor.execute(sql, [namespace]).fetchall()
+    np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype=np.uint8)
     return (time.perf_counter() - start) * 1000.0
 
 
@@ -150,11 +192,16 @@ def _line(name: str, values: np.ndarray) -> str:
 
 def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: int) -> None:
     setup_child_django()
+    from django.db import connection
+
     from memories import vector_index
 
+    postgres = connection.vendor == "postgresql"
     dims = vector_index.table_dimensions() or 384
     rng = np.random.default_rng(seed)
     matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
+    if postgres:
+        _drop_hnsw()
     started = time.perf_counter()
     _insert(matrix, 1, lambda _: BENCH_NAMESPACE)
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
@@ -164,21 +211,28 @@ def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: 
 
     print(
         f"vectors: {size} in {BENCH_NAMESPACE} + {others} over {spread} other namespaces, "
-        f"{dims}d, k={k}, {len(asked)} queries"
+        f"{dims}d, k={k}, {len(asked)} queries, on {connection.vendor}"
     )
-    print(f"build: {build_s:.1f} s (executemany into vec0)")
+    print(
+        f"build: {build_s:.1f} s ({'COPY into pgvector' if postgres else 'executemany into vec0'})"
+    )
+    if postgres:
+        print(f"HNSW index build: {_build_hnsw_s():.1f} s (m=16, ef_construction=64)")
+        _report_hnsw(asked, columns, k, lambda q: _numpy_top_k(columns, q, k))
     cold, public = _cold_load_ms(BENCH_NAMESPACE, asked[0], k), _public_load_ms(BENCH_NAMESPACE)
-    print(f"cache load: {cold:.1f} ms (cold search), vec0 public SELECT alone: {public:.1f} ms")
+    print(f"cache load: {cold:.1f} ms (cold search), public SELECT alone: {public:.1f} ms")
     search, baseline = _timings_ms(
         lambda q: vector_index.search(BENCH_NAMESPACE, q, k),
         lambda q: _numpy_top_k(columns, q, k),
         queries=asked,
     )
-    (knn,) = _timings_ms(lambda q: vector_index.knn(BENCH_NAMESPACE, q, k), queries=asked)
+    knn_calls = [] if postgres else [lambda q: vector_index.knn(BENCH_NAMESPACE, q, k)]
+    knns = _timings_ms(*knn_calls, queries=asked)
     found = [[i - 1 for i, _ in vector_index.search(BENCH_NAMESPACE, q, k)] for q in asked]
     exact = all(ids == _numpy_top_k(columns, q, k) for ids, q in zip(found, asked, strict=True))
     after_write, alongside = _after_a_write_ms(asked[:50], k, lambda q: _numpy_top_k(columns, q, k))
-    for name, values in (("search", search), ("vec0 knn", knn), ("numpy baseline", baseline)):
+    timed = [("search", search), *(("vec0 knn", v) for v in knns), ("numpy baseline", baseline)]
+    for name, values in timed:
         print(_line(name, values))
     print(
         f"{_line('search after a write', after_write)} (numpy alongside: p50 "
@@ -187,6 +241,28 @@ def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: 
     (s50, s95), (b50, b95) = _stats(search), _stats(baseline)
     print(f"search/baseline: p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x (timed alternately)")
     print(f"exact: {'yes' if exact else 'NO'} (search == numpy top-{k} for every query)")
+
+
+def _report_hnsw(
+    asked: np.ndarray, columns: np.ndarray, k: int, baseline: Callable[[np.ndarray], object]
+) -> None:
+    """PostgreSQL's HNSW search against the exact answer: latency and recall@k."""
+    from django.conf import settings
+
+    from memories import vector_index
+
+    index, alongside = _timings_ms(
+        lambda q: vector_index.index_scan(BENCH_NAMESPACE, q, k), baseline, queries=asked
+    )
+    found = 0
+    for query in asked:
+        exact = set(_numpy_top_k(columns, query, k))
+        found += len(exact & {i - 1 for i, _ in vector_index.index_scan(BENCH_NAMESPACE, query, k)})
+    print(f"{_line('hnsw index_scan', index)} (ef_search {settings.VECTOR_INDEX_EF_SEARCH})")
+    print(_line("numpy alongside", alongside))
+    (i50, i95), (b50, b95) = _stats(index), _stats(alongside)
+    print(f"hnsw/baseline: p50 {i50 / b50:.2f}x, p95 {i95 / b95:.2f}x (timed alternately)")
+    print(f"hnsw recall@{k}: {found / (k * len(asked)):.3f} (share of the exact top {k} found)")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The vector index behaves the same on SQLite (vec0) and PostgreSQL (pgvector): run by
-`make test` on both (the Makefile's PG_TESTS)."""
+"""The vector index behaves the same on SQLite (vec0) and PostgreSQL (pgvector): `make test`
+runs it on both."""
 
 from __future__ import annotations
 
@@ -59,3 +59,43 @@ def test_a_replaced_vector_is_searched_by_its_new_value() -> None:
     vector_index.upsert([(memory.pk, "user:alice", embed("Alice drinks black coffee."))])
     found = vector_index.search("user:alice", embed("Alice drinks black coffee."), 1)
     assert found[0] == (memory.pk, pytest.approx(1.0, abs=1e-5))
+
+
+TEXTS = [
+    "Alice plays the violin every Sunday.",
+    "Alice's flat is in Lisbon.",
+    "Alice keeps bees on her roof.",
+    "Alice is learning Portuguese.",
+    "Alice cycles to work.",
+    "Alice's sister lives in Porto.",
+]
+
+
+def test_large_namespaces_are_searched_through_the_hnsw_index_with_the_same_answers(
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    from django.db import connection
+
+    ids = [add(text).pk for text in TEXTS]
+    add("Bob plays the violin too.", namespace="user:bob")
+    query = embed("Who plays the violin on Sundays?")
+    vector_index.cache_clear()
+    exact = vector_index.scan("user:alice", query, 4)
+    exact_cosines = exact.cosines(ids)
+
+    settings.VECTOR_INDEX_MIN_ROWS = 3  # user:alice (6) is "large", user:bob (1) is not
+    vector_index.cache_clear()
+    through_index = vector_index.scan("user:alice", query, 4)
+    if connection.vendor == "postgresql":
+        assert vector_index.cache_info()["vectors"] == 0  # nothing copied into this process
+    assert [i for i, _ in through_index.hits] == [i for i, _ in exact.hits]
+    assert [s for _, s in through_index.hits] == pytest.approx([s for _, s in exact.hits], abs=1e-5)
+    assert through_index.cosines(ids) == pytest.approx(exact_cosines, abs=1e-5)
+    some = set(ids[2:5])
+    best_two = sorted(some, key=lambda i: -exact_cosines[i])[:2]
+    found = vector_index.search("user:alice", query, 2, candidate_ids=some)
+    assert [i for i, _ in found] == best_two
+    assert [s for _, s in found] == pytest.approx([exact_cosines[i] for i in best_two], abs=1e-5)
+    assert [i for i, _ in vector_index.scan("user:bob", query, 4).hits] != []
+    with pytest.raises(vector_index.DimensionMismatch):
+        vector_index.scan("user:alice", query[:10], 4)

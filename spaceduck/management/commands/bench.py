@@ -30,6 +30,12 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--postgres",
+            metavar="URL",
+            help="Run the scratch deployments on PostgreSQL: a new database on this server "
+            "(postgres://...), created for the run and dropped after it. Default: SQLite files.",
+        )
         subparsers = parser.add_subparsers(dest="benchmark", required=True)
         for name, path in BENCHMARKS.items():
             module = import_module(path)
@@ -37,4 +43,7 @@ class Command(BaseCommand):
             module.add_arguments(subparsers.add_parser(name, help=" ".join(summary)))
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from spaceduck.benchmarks import scratch
+
+        scratch.POSTGRES_SERVER = options["postgres"]
         import_module(BENCHMARKS[options["benchmark"]]).run(options, self.stdout)
