@@ -41,6 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--others", type=int, default=100_000, help="vectors in other namespaces")
     parser.add_argument("--other-namespaces", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--vectors",
+        choices=("random", "texts"),
+        default="random",
+        help="random unit vectors (the scan's cost), or the hash embedder's vectors of "
+        "synthetic sentences (structured like real ones: what an approximate index's "
+        "recall depends on)",
+    )
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
@@ -48,7 +56,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
     settings = [options["queries"], options["k"], options["others"], options["other_namespaces"]]
     for size in sizes:
         args = [str(value) for value in (size, *settings, options["seed"])]
-        run_child("spaceduck.benchmarks.vectors", args, stdout)
+        run_child("spaceduck.benchmarks.vectors", [*args, options["vectors"]], stdout)
 
 
 # --- The child: one size on its own database ------------------------------------
@@ -190,7 +198,30 @@ def _line(name: str, values: np.ndarray) -> str:
     return f"{name:<14}: p50 {p50:.2f} ms, p95 {p95:.2f} ms"
 
 
-def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: int) -> None:
+def _text_rows(rng: np.random.Generator, count: int, low: int, high: int) -> np.ndarray:
+    """The hash embedder's unit vectors of ``count`` Zipf-worded sentences (bench recall's)."""
+    from spaceduck.benchmarks.recall import _texts
+    from spaceduck.providers import get_embedder
+
+    texts = _texts(rng, count, low, high)
+    embedder = get_embedder()
+    parts = [embedder.embed(texts[i : i + 5_000]) for i in range(0, count, 5_000)]
+    return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
+
+
+def _same_answer(
+    hits: list[tuple[int, float]], columns: np.ndarray, query: np.ndarray, k: int
+) -> bool:
+    """``hits`` are the exact top k: numpy's ids, or the same cosines where scores tie."""
+    expected = _numpy_top_k(columns, query, k)
+    if [i - 1 for i, _ in hits] == expected:
+        return True
+    return bool(np.allclose([s for _, s in hits], (query @ columns)[expected], atol=1e-6))
+
+
+def child_main(
+    size: int, queries: int, k: int, others: int, spread: int, seed: int, *, texts: bool = False
+) -> None:
     setup_child_django()
     from django.db import connection
 
@@ -199,19 +230,24 @@ def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: 
     postgres = connection.vendor == "postgresql"
     dims = vector_index.table_dimensions() or 384
     rng = np.random.default_rng(seed)
-    matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
+
+    def rows(count: int, low: int = 6, high: int = 16) -> np.ndarray:
+        return _text_rows(rng, count, low, high) if texts else _unit_rows(rng, count, dims)
+
+    matrix = np.ascontiguousarray(rows(size))
     if postgres:
         _drop_hnsw()
     started = time.perf_counter()
     _insert(matrix, 1, lambda _: BENCH_NAMESPACE)
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
-    _insert(_unit_rows(rng, others, dims), size + 1, lambda i: f"user:other-{i % spread:04d}")
+    _insert(rows(others), size + 1, lambda i: f"user:other-{i % spread:04d}")
     build_s = time.perf_counter() - started
-    asked = _unit_rows(rng, max(1, queries), dims)
+    asked = rows(max(1, queries), 2, 5)
 
     print(
         f"vectors: {size} in {BENCH_NAMESPACE} + {others} over {spread} other namespaces, "
-        f"{dims}d, k={k}, {len(asked)} queries, on {connection.vendor}"
+        f"{dims}d ({'hash-embedded sentences' if texts else 'random'}), k={k}, "
+        f"{len(asked)} queries, on {connection.vendor}"
     )
     print(
         f"build: {build_s:.1f} s ({'COPY into pgvector' if postgres else 'executemany into vec0'})"
@@ -228,8 +264,9 @@ def child_main(size: int, queries: int, k: int, others: int, spread: int, seed: 
     )
     knn_calls = [] if postgres else [lambda q: vector_index.knn(BENCH_NAMESPACE, q, k)]
     knns = _timings_ms(*knn_calls, queries=asked)
-    found = [[i - 1 for i, _ in vector_index.search(BENCH_NAMESPACE, q, k)] for q in asked]
-    exact = all(ids == _numpy_top_k(columns, q, k) for ids, q in zip(found, asked, strict=True))
+    exact = all(
+        _same_answer(vector_index.search(BENCH_NAMESPACE, q, k), columns, q, k) for q in asked
+    )
     after_write, alongside = _after_a_write_ms(asked[:50], k, lambda q: _numpy_top_k(columns, q, k))
     timed = [("search", search), *(("vec0 knn", v) for v in knns), ("numpy baseline", baseline)]
     for name, values in timed:
@@ -267,4 +304,4 @@ def _report_hnsw(
 
 if __name__ == "__main__":
     size, queries, k, others, spread, seed = (int(arg) for arg in sys.argv[1:7])
-    child_main(size, queries, k, others, spread, seed)
+    child_main(size, queries, k, others, spread, seed, texts=sys.argv[7:8] == ["texts"])

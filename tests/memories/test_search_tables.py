@@ -179,3 +179,48 @@ def test_merging_the_keyword_segments_keeps_every_answer() -> None:
     assert {word: fts_ids(word) for word in words} == before
     assert all(len(ids) == 8 for ids in before.values())
     fts_integrity_ok()
+
+
+WORDS = ["heron", "walrus", "gecko", "lynx"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_and_searchers_each_find_their_own_memory_at_once() -> None:
+    # On PostgreSQL every search first indexes its namespace's pending memories while
+    # other threads write and search there too: no write may go missing, no thread may
+    # wait forever or deadlock, and the statistics must add up afterwards.
+    import threading
+
+    from django.db import connection as conn
+
+    barrier = threading.Barrier(len(WORDS))
+    errors: list[BaseException] = []
+
+    def writer(word: str) -> None:
+        try:
+            barrier.wait()
+            for n in range(8):
+                memory = memory_create(
+                    namespace="user:crowd",
+                    kind="fact",
+                    content=f"The {word} number {n}.",
+                    actor="t",
+                )
+                assert memory.pk in fts_ids(word, namespace="user:crowd")
+                hits = keyword_index.search("user:crowd", [(word, False)], 50)
+                assert memory.pk in {memory_id for memory_id, _ in hits}
+        except BaseException as exc:  # asserted below
+            errors.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=writer, args=(word,)) for word in WORDS]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    for word in WORDS:
+        assert len(fts_ids(word, namespace="user:crowd")) == 8
+    assert keyword_index.count_rows() == 8 * len(WORDS)
+    fts_integrity_ok()

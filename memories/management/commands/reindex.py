@@ -23,6 +23,7 @@ from tqdm import tqdm
 from memories import integrity, keyword_index, vector_index
 from memories.models import Memory
 from memories.services import embedding_text
+from spaceduck.db.locks import lock_for_write
 from spaceduck.models import VectorIndexState
 from spaceduck.providers import ProviderError, get_embedder
 from spaceduck.providers.embeddings.base import Fingerprint
@@ -109,6 +110,7 @@ class Command(BaseCommand):
 
     def _begin(self, target: Fingerprint, *, force: bool) -> VectorIndexState | None:
         with transaction.atomic():
+            lock_for_write("reindex")  # two runs at once on PostgreSQL: one after the other
             state = VectorIndexState.objects.filter(name=vector_index.INDEX_NAME).first()
             if state is None:
                 state = VectorIndexState(name=vector_index.INDEX_NAME, dimensions=0)
