@@ -28,8 +28,9 @@ def fresh_database_url() -> str:
 
     import psycopg
 
+    from spaceduck.db.urls import with_database
+
     name = f"sd_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(server_url(), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, query = server_url().partition("?")
-    return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+    return with_database(server_url(), name)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from spaceduck.db.urls import POSTGRES_ENGINE, postgres_database
+from spaceduck.db.urls import POSTGRES_ENGINE, postgres_database, with_database
 from tests.postgres import server_url
 from tests.processes import manage, service_env
 
@@ -26,6 +26,21 @@ def test_a_postgres_url_becomes_the_database_settings() -> None:
 def test_a_socket_directory_is_the_host() -> None:
     config = postgres_database("postgresql://postgres:@/memory?host=/run/pg", conn_max_age=0)
     assert (config["HOST"], config["NAME"], config["OPTIONS"]) == ("/run/pg", "memory", {})
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgres://u:p@db:5432/main", "postgres://u:p@db:5432/other"),
+        (
+            "postgresql://postgres:@/postgres?host=/tmp/pg",
+            "postgresql://postgres:@/other?host=/tmp/pg",
+        ),
+        ("postgres://db/main?sslmode=require&x=1", "postgres://db/other?sslmode=require&x=1"),
+    ],
+)
+def test_another_database_on_the_same_server(url: str, expected: str) -> None:
+    assert with_database(url, "other") == expected
 
 
 @pytest.mark.parametrize(

@@ -67,12 +67,13 @@ def _scratch_database() -> Iterator[str | None]:
         return
     import psycopg
 
+    from spaceduck.db.urls import with_database
+
     name = f"spaceduck_bench_{uuid.uuid4().hex[:12]}"
-    base, _, query = POSTGRES_SERVER.partition("?")
     with psycopg.connect(POSTGRES_SERVER, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+        yield with_database(POSTGRES_SERVER, name)
     finally:
         with psycopg.connect(POSTGRES_SERVER, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

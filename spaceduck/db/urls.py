@@ -46,3 +46,11 @@ def postgres_database(url: str, *, conn_max_age: int) -> dict[str, Any]:
         TEST={"NAME": None},
     )
     return config
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` (postgres://...) naming database ``name`` instead, its query kept."""
+    base, mark, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    server = rest.split("/", 1)[0]
+    return f"{scheme}://{server}/{name}{mark}{query}"
