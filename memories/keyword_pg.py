@@ -49,7 +49,16 @@ B = 0.75
 COLUMNS = ("title", "content", "summary", "tags", "context")
 
 _PENDING_SQL = "SELECT EXISTS (SELECT 1 FROM memories_fts_pending WHERE namespace = %s)"
-_PENDING_NAMESPACES_SQL = "SELECT DISTINCT namespace FROM memories_fts_pending ORDER BY namespace"
+_PENDING_COUNTS_SQL = (
+    "SELECT namespace, count(*) FROM memories_fts_pending GROUP BY namespace ORDER BY namespace"
+)
+GROUP_PENDING = 5000  # marks claimed per transaction by flush_all
+# The same advisory locks as spaceduck.db.locks.lock_for_write, several in one statement.
+_LOCK_GROUP_SQL = (
+    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
+    "FROM unnest(%s::text[]) WITH ORDINALITY AS t(key, i) ORDER BY i"
+)
+_CLAIM_GROUP_SQL = "DELETE FROM memories_fts_pending WHERE namespace = ANY(%s) RETURNING memory_id"
 _CLAIM_SQL = "DELETE FROM memories_fts_pending WHERE namespace = %s RETURNING memory_id"
 _ROWS_SQL = (
     "SELECT id, namespace, "
@@ -174,17 +183,40 @@ def flush(namespace: str) -> int:
         if not cursor.execute(_PENDING_SQL, [namespace]).fetchone()[0]:
             return 0
     with transaction.atomic():
-        lock_for_write(f"keyword-index:{namespace}")
+        lock_for_write(_lock_key(namespace))
         with connection.cursor() as cursor:
             claimed = cursor.execute(_CLAIM_SQL, [namespace]).fetchall()
         return index_rows(sorted({int(row[0]) for row in claimed}))
 
 
 def flush_all() -> int:
-    """Index every namespace's pending memories (the periodic task, checks, imports)."""
+    """Index every namespace's pending memories (the periodic task, checks, imports).
+
+    Namespaces go in groups of about GROUP_PENDING marks, one transaction each, their
+    locks taken in name order (as every flush takes them: no deadlock), so a bulk load
+    into thousands of small namespaces does not pay a transaction per namespace.
+    """
     with connection.cursor() as cursor:
-        namespaces = [row[0] for row in cursor.execute(_PENDING_NAMESPACES_SQL).fetchall()]
-    return sum(flush(namespace) for namespace in namespaces)
+        counts = cursor.execute(_PENDING_COUNTS_SQL).fetchall()
+    indexed, group, marks = 0, [], 0
+    for namespace, count in counts:
+        group.append(namespace)
+        marks += count
+        if marks >= GROUP_PENDING:
+            indexed += _flush_group(group)
+            group, marks = [], 0
+    return indexed + (_flush_group(group) if group else 0)
+
+
+def _flush_group(namespaces: list[str]) -> int:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_LOCK_GROUP_SQL, [[_lock_key(ns) for ns in namespaces]])
+        claimed = cursor.execute(_CLAIM_GROUP_SQL, [namespaces]).fetchall()
+        return index_rows(sorted({int(row[0]) for row in claimed}))
+
+
+def _lock_key(namespace: str) -> str:
+    return f"keyword-index:{namespace}"
 
 
 def index_rows(memory_ids: Sequence[int]) -> int:

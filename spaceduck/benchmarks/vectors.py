@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -86,15 +86,21 @@ def _insert(rows: np.ndarray, first_id: int, namespace_of: Callable[[int], str])
 
 def _copy_rows(rows: np.ndarray, first_id: int, namespace_of: Callable[[int], str]) -> None:
     """PostgreSQL: COPY the rows in (vectors as pgvector's text form)."""
-    from django.db import connection, transaction
-
-    with transaction.atomic(), connection.cursor() as cursor, cursor.copy(_COPY_SQL) as copy:
-        for i, row in enumerate(rows):
-            text = "[" + ",".join(map(repr, row.tolist())) + "]"
-            copy.write_row((first_id + i, namespace_of(i), text))
+    ids = range(first_id, first_id + len(rows))
+    copy_vectors(zip(ids, (namespace_of(i) for i in range(len(rows))), rows, strict=True))
 
 
-def _build_hnsw_s() -> float:
+def copy_vectors(rows: Iterable[tuple[int, str, np.ndarray]]) -> None:
+    """PostgreSQL: COPY (memory id, namespace, vector) rows into the vector table, in the
+    caller's transaction (a bulk load: no version counters, caches reload)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor, cursor.copy(_COPY_SQL) as copy:
+        for memory_id, namespace, row in rows:
+            copy.write_row((memory_id, namespace, "[" + ",".join(map(repr, row.tolist())) + "]"))
+
+
+def build_hnsw_s() -> float:
     """PostgreSQL: (re)build the HNSW index over everything loaded; seconds it took."""
     from django.db import connection
 
@@ -108,7 +114,7 @@ def _build_hnsw_s() -> float:
     return time.perf_counter() - started
 
 
-def _drop_hnsw() -> None:
+def drop_hnsw() -> None:
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -236,7 +242,7 @@ def child_main(
 
     matrix = np.ascontiguousarray(rows(size))
     if postgres:
-        _drop_hnsw()
+        drop_hnsw()
     started = time.perf_counter()
     _insert(matrix, 1, lambda _: BENCH_NAMESPACE)
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
@@ -253,7 +259,7 @@ def child_main(
         f"build: {build_s:.1f} s ({'COPY into pgvector' if postgres else 'executemany into vec0'})"
     )
     if postgres:
-        print(f"HNSW index build: {_build_hnsw_s():.1f} s (m=16, ef_construction=64)")
+        print(f"HNSW index build: {build_hnsw_s():.1f} s (m=16, ef_construction=64)")
         _report_hnsw(asked, columns, k, lambda q: _numpy_top_k(columns, q, k))
     cold, public = _cold_load_ms(BENCH_NAMESPACE, asked[0], k), _public_load_ms(BENCH_NAMESPACE)
     print(f"cache load: {cold:.1f} ms (cold search), public SELECT alone: {public:.1f} ms")

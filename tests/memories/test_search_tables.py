@@ -224,3 +224,25 @@ def test_concurrent_writers_and_searchers_each_find_their_own_memory_at_once() -
         assert len(fts_ids(word, namespace="user:crowd")) == 8
     assert keyword_index.count_rows() == 8 * len(WORDS)
     fts_integrity_ok()
+
+
+def test_catching_up_many_namespaces_at_once_indexes_every_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.db import connection as conn
+
+    from memories import keyword_pg
+
+    monkeypatch.setattr(keyword_pg, "GROUP_PENDING", 7)  # several groups of namespaces
+    created = {
+        f"user:n{n:02d}": memory_create(
+            namespace=f"user:n{n:02d}", kind="fact", content=f"Otter number {n}.", actor="t"
+        ).pk
+        for n in range(30)
+    }
+    indexed = keyword_index.catch_up()
+    assert indexed == (30 if conn.vendor == "postgresql" else 0)  # SQLite's triggers index
+    assert keyword_index.catch_up() == 0  # nothing left pending
+    for namespace, memory_id in created.items():
+        assert fts_ids("otter", namespace=namespace) == [memory_id]
+    fts_integrity_ok()
