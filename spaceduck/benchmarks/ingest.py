@@ -10,20 +10,31 @@ messages go through ``message_ingest`` with huey in immediate mode, so each
 timed message includes saving it, the extraction record, every extraction
 stage, embedding, dedup/contradiction search and the writes. Peak memory is the
 child's peak RSS.
+
+``--workers 1,4`` runs the same messages through real worker processes instead
+(``manage.py worker --workers 1`` each, on the scratch deployment's queue: Redis with
+``bench --redis URL``, else the SQLite queue file): the messages are saved by the
+child and extracted by the workers, and the rate is messages saved to extractions
+done, wall clock. ``0`` (the default) is the inline run above.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
+import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
+from spaceduck.benchmarks.vectors import copy_vectors
 
 NAMESPACE = "user:bench"
 FILL_BATCH = 2_000
@@ -67,19 +78,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default="0,10000,100000")
     parser.add_argument("--messages", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--workers",
+        default="0",
+        help="0: extract inline; N: N worker processes (comma-separated list for several runs)",
+    )
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
     for embedder in str(options["embedders"]).split(","):
         for size in str(options["sizes"]).split(","):
-            args = [size, str(options["messages"]), str(options["seed"])]
-            run_child(
-                "spaceduck.benchmarks.ingest",
-                args,
-                stdout,
-                SPACEDUCK_EMBEDDING_PROVIDER=embedder.strip(),
-                SPACEDUCK_HUEY_IMMEDIATE="1",
-            )
+            for workers in str(options["workers"]).split(","):
+                args = [size, str(options["messages"]), str(options["seed"]), workers.strip()]
+                run_child(
+                    "spaceduck.benchmarks.ingest",
+                    args,
+                    stdout,
+                    SPACEDUCK_EMBEDDING_PROVIDER=embedder.strip(),
+                    SPACEDUCK_HUEY_IMMEDIATE="0" if int(workers) else "1",
+                )
 
 
 def messages(count: int, rng: random.Random) -> list[str]:
@@ -109,6 +126,9 @@ def fill(size: int, dims: int, seed: int) -> None:
             )
             vectors = rng.standard_normal((n, dims)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            if connection.vendor == "postgresql":
+                copy_vectors((m.pk, NAMESPACE, v) for m, v in zip(rows, vectors, strict=True))
+                continue
             with connection.cursor() as cursor:
                 cursor.executemany(
                     "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)",
@@ -116,9 +136,55 @@ def fill(size: int, dims: int, seed: int) -> None:
                 )
 
 
-def child(size: int, count: int, seed: int) -> None:
+def start_workers(count: int) -> list[subprocess.Popen[bytes]]:
+    """``count`` worker processes on this deployment, once each has beaten (ready)."""
+    from django.conf import settings
+
+    from spaceduck.models import WorkerHeartbeat
+
+    manage = str(Path(settings.BASE_DIR) / "manage.py")
+    env = {**os.environ, "SPACEDUCK_HUEY_IMMEDIATE": "0"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, manage, "worker", "--workers", "1"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+    deadline = time.monotonic() + 120
+    while WorkerHeartbeat.objects.filter(stopped_at=None).count() < count:
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            stop_workers(procs)
+            raise RuntimeError(f"{count} workers did not start")
+        time.sleep(0.2)
+    return procs
+
+
+def stop_workers(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        proc.wait(timeout=60)
+
+
+def wait_done(count: int, timeout: float = 1800) -> None:
+    from memories.models import Extraction
+
+    deadline = time.monotonic() + timeout
+    while Extraction.objects.filter(status__in=("done", "failed")).count() < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the workers did not finish in time")
+        time.sleep(0.05)
+
+
+def child(size: int, count: int, seed: int, workers: int = 0) -> None:
     setup_child_django()
-    from memories import vector_index
+    from django.db import connection
+    from huey.contrib.djhuey import HUEY
+
+    from memories import keyword_index, vector_index
     from memories.extraction.pipeline import warm
     from memories.ingest import message_ingest
     from memories.models import Extraction, Memory
@@ -128,7 +194,11 @@ def child(size: int, count: int, seed: int) -> None:
     embedder = get_embedder()
     started = time.perf_counter()
     fill(size, embedder.fingerprint.dimensions, seed)
+    keyword_index.catch_up()  # PostgreSQL: what the periodic task does after a bulk load
     filled = time.perf_counter() - started
+    if workers:
+        HUEY.flush()  # a queue shared between runs (bench --redis) starts empty
+        procs = start_workers(workers)
     vector_index.search(NAMESPACE, embedder.embed(["warm-up"])[0], 1)  # load the cache once
     embedder.embed(["warm the model up"])
     warm()  # the firewall's tables, as the worker loads them at start
@@ -137,11 +207,16 @@ def child(size: int, count: int, seed: int) -> None:
     started = time.perf_counter()
     for text in texts:
         message_ingest(thread.id, "user", text)
+    if workers:
+        wait_done(count)
+        stop_workers(procs)
     elapsed = time.perf_counter() - started
     failed = Extraction.objects.exclude(status="done").count()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    how = f"{workers} worker processes" if workers else "inline"
     print(
-        f"ingest: {embedder.fingerprint.provider:5s} namespace={size:>6} memories "
+        f"ingest ({how}, {connection.vendor}): {embedder.fingerprint.provider:5s} "
+        f"namespace={size:>6} memories "
         f"(filled in {filled:.1f}s): {count} messages in {elapsed:.2f}s = "
         f"{count / elapsed:.1f} msg/s, {elapsed / count * 1000:.2f} ms/msg; "
         f"memories now {Memory.objects.filter(namespace=NAMESPACE).count()}, "
@@ -150,4 +225,4 @@ def child(size: int, count: int, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    child(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    child(*(int(arg) for arg in sys.argv[1:5]))

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 # `bench --postgres URL`: the children's deployments get a new database on this server.
 POSTGRES_SERVER: str | None = None
+# `bench --redis URL`: the children's task queue.
+REDIS_URL: str | None = None
 
 
 class Writer(Protocol):
@@ -41,6 +43,7 @@ def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str
                 "SPACEDUCK_EMBEDDING_PROVIDER": "hash",
                 "PYTHONUNBUFFERED": "1",
                 **({"SPACEDUCK_DATABASE_URL": database_url} if database_url else {}),
+                **({"SPACEDUCK_REDIS_URL": REDIS_URL} if REDIS_URL else {}),
                 **env_overrides,
             }
         )

@@ -36,6 +36,12 @@ class Command(BaseCommand):
             help="Run the scratch deployments on PostgreSQL: a new database on this server "
             "(postgres://...), created for the run and dropped after it. Default: SQLite files.",
         )
+        parser.add_argument(
+            "--redis",
+            metavar="URL",
+            help="The scratch deployments' task queue on this Redis (redis://...); emptied "
+            "at the start of each run that uses it. Default: the SQLite queue file.",
+        )
         subparsers = parser.add_subparsers(dest="benchmark", required=True)
         for name, path in BENCHMARKS.items():
             module = import_module(path)
@@ -46,4 +52,5 @@ class Command(BaseCommand):
         from spaceduck.benchmarks import scratch
 
         scratch.POSTGRES_SERVER = options["postgres"]
+        scratch.REDIS_URL = options["redis"]
         import_module(BENCHMARKS[options["benchmark"]]).run(options, self.stdout)
