@@ -55,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--web-workers", type=int, help="gunicorn processes (default: setting)")
     parser.add_argument("--web-threads", type=int, help="threads per process (default: setting)")
+    parser.add_argument("--workers", type=int, help="huey worker threads (default: setting)")
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
@@ -74,6 +75,8 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         for name in ("workers", "threads")
         if options.get(f"web_{name}")
     }
+    if options.get("workers"):
+        server["SPACEDUCK_WORKERS"] = str(options["workers"])
     run_child("spaceduck.benchmarks.load", [json.dumps(config)], stdout, **server)
 
 
@@ -92,6 +95,9 @@ def _seed(memories: int, namespaces: list[str], seed: int) -> None:
     texts = _texts(rng, memories, 6, 16)
     vectors = get_embedder().embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
     _insert(texts, vectors, lambda i: namespaces[i % len(namespaces)])
+    from memories import keyword_index
+
+    keyword_index.catch_up()  # PostgreSQL: the periodic task's work after a bulk load
 
 
 def _setup(namespaces: list[str]) -> tuple[str, dict[str, str]]:
