@@ -209,8 +209,10 @@ def _text_rows(rng: np.random.Generator, count: int, low: int, high: int) -> np.
     from spaceduck.benchmarks.recall import _texts
     from spaceduck.providers import get_embedder
 
-    texts = _texts(rng, count, low, high)
     embedder = get_embedder()
+    if count == 0:
+        return np.zeros((0, embedder.fingerprint.dimensions), dtype=np.float32)
+    texts = _texts(rng, count, low, high)
     parts = [embedder.embed(texts[i : i + 5_000]) for i in range(0, count, 5_000)]
     return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
 
