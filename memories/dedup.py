@@ -24,6 +24,7 @@ earlier creates a new memory instead of matching the dead one.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -235,10 +236,16 @@ def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
 
 
 def _neighbours(
-    vector: np.ndarray, candidate: Candidate, ctx: WriteContext
+    vector: np.ndarray,
+    candidate: Candidate,
+    ctx: WriteContext,
+    among: Collection[int] | None = None,
 ) -> list[tuple[int, float]]:
-    """Live memories of the same kind and scope, nearest first: (id, cosine)."""
-    hits = vector_index.search(ctx.namespace, vector, SEMANTIC_NEIGHBOURS)
+    """Live memories of the same kind and scope, nearest first: (id, cosine); ``among``
+    restricts them to those ids."""
+    if among is not None and not among:
+        return []
+    hits = vector_index.search(ctx.namespace, vector, SEMANTIC_NEIGHBOURS, candidate_ids=among)
     if not hits:
         return []
     sql = _LIVE_IDS_SQL.format(ids=", ".join(["%s"] * len(hits)))
@@ -308,6 +315,28 @@ def _arbitrate(
     return supersede, verdicts
 
 
+def _near_duplicate_since(
+    seen: tuple[int, int], vector: np.ndarray, candidate: Candidate, ctx: WriteContext
+) -> tuple[Memory, float] | None:
+    """A near duplicate among the vectors written in the namespace after version ``seen``
+    (only those: the earlier ones were checked), or None. All of them when the change log
+    no longer reaches back (or the table was replaced)."""
+    now = vector_index.namespace_version(ctx.namespace)
+    if now == seen:
+        return None  # nothing written meanwhile: the usual case, one query
+    among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
+    near = [
+        (i, s)
+        for i, s in _neighbours(vector, candidate, ctx, among)
+        if s >= settings.DEDUP_THRESHOLD
+    ]
+    rows = memories_by_id([memory_id for memory_id, _ in near]) if near else {}
+    for memory_id, score in near:
+        if memory_id in rows and not _distinct(candidate, rows[memory_id]):
+            return rows[memory_id], score
+    return None
+
+
 def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):
@@ -320,6 +349,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
     vector = get_embedder().embed([candidate.content])[0]
+    seen = vector_index.namespace_version(ctx.namespace)  # what the searches below read
     supersede = [
         (m, f"slot '{candidate.slot}' has a new value") for m in _slot_holders(candidate, ctx)
     ]
@@ -340,12 +370,17 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     if neighbours:
         supersede, arbitrations = _arbitrate(candidate, neighbours)
     with transaction.atomic():
-        # Checked again under the write lock: another worker thread may have stored the same
-        # content since the check above (two messages saying one thing, extracted at once).
-        lock_for_write(f"memory:{ctx.namespace}:{content_hash(candidate.content)}")
+        # Checked again under the write lock: another worker may have stored the same content,
+        # or another phrasing of it, since the checks above (two messages saying one thing,
+        # extracted at once). One lock per namespace, as a near duplicate has its own hash.
+        lock_for_write(f"memory:{ctx.namespace}")
         raced = _exact_match(candidate, ctx)
         if raced is not None:
             return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
+        late = _near_duplicate_since(seen, vector, candidate, ctx)
+        if late is not None:
+            row, score = late
+            return _duplicate(row, candidate, ctx, f"near duplicate (cosine {score:.3f})", score)
         memory = store(candidate, vector, ctx, supersede)
     extra: dict[str, object] = {"status": memory.status}
     if not_duplicates:

@@ -842,6 +842,13 @@ def namespace_versions() -> dict[str, int]:
         return {str(ns): int(v) for ns, v in cursor.execute(_ALL_VERSIONS_SQL).fetchall()}
 
 
+def namespace_version(namespace: str) -> tuple[int, int]:
+    """(table epoch, the namespace's vector counter) as committed now: a later reading that
+    differs means vectors were written there since (``changed_ids`` says which)."""
+    with connection.cursor() as cursor:
+        return _versions(cursor, namespace)
+
+
 def changed_ids(namespace: str, since: int, until: int) -> set[int] | None:
     """The memories whose vector was written or deleted in ``namespace`` after version
     ``since``; None when the log no longer reaches back that far (pruned)."""

@@ -185,6 +185,55 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
     assert Memory.objects.filter(content="The user lives in Oslo.").count() == 1
 
 
+def test_a_near_duplicate_stored_by_another_worker_after_the_first_check_is_a_duplicate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two workers extracting two phrasings of one fact: the other worker's memory is
+    committed after this one's vector search. The check under the lock looks at the
+    vectors written since that search, and finds it."""
+    from memories import services
+
+    near = "A statement just above the dedup threshold."
+    embedder = ScriptedEmbedder({BASE: 1.0, near: 0.93})
+    monkeypatch.setattr(dedup, "get_embedder", lambda: embedder)
+    monkeypatch.setattr(services, "get_embedder", lambda: embedder)
+    real = dedup._neighbours
+    looked_among: list[object] = []
+
+    def other_worker_stores_meanwhile(vector, candidate, context, among=None):  # type: ignore[no-untyped-def]
+        looked_among.append(among)
+        found = real(vector, candidate, context, among)
+        if len(looked_among) == 1:
+            other = services.memory_create(
+                namespace="user:alice", kind="fact", content=BASE, actor="other worker"
+            )
+            looked_among.append(other.pk)
+        return found
+
+    monkeypatch.setattr(dedup, "_neighbours", other_worker_stores_meanwhile)
+    verdict = commit_candidate(fact(near), ctx())
+    first_search, other_id, under_lock = looked_among
+    assert first_search is None  # the whole namespace, before the other memory existed
+    assert under_lock == {other_id}  # only what was written since
+    assert (verdict.decision, verdict.matched_memory_id) == ("duplicate", other_id)
+    assert Memory.objects.count() == 1
+
+
+def test_without_writes_meanwhile_the_check_under_the_lock_searches_nothing_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[object] = []
+    real = dedup._neighbours
+
+    def counted(vector, candidate, context, among=None):  # type: ignore[no-untyped-def]
+        calls.append(among)
+        return real(vector, candidate, context, among)
+
+    monkeypatch.setattr(dedup, "_neighbours", counted)
+    assert commit_candidate(fact("The user keeps bees."), ctx()).decision == "stored"
+    assert calls == [None]  # one vector search: the version had not moved
+
+
 def test_a_rerun_message_does_not_bring_back_what_a_later_message_superseded() -> None:
     """A worker dies after a message's memory was stored; a later message supersedes it;
     the killed extraction is run again: it must not store the old value a second time."""
