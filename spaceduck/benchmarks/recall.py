@@ -54,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-embed", action="store_true", help="skip timing the local embedder on one query"
     )
+    parser.add_argument(
+        "--vectors",
+        choices=("random", "texts"),
+        default="random",
+        help="random unit vectors, or the hash embedder's vectors of the same synthetic texts "
+        "(what an approximate index's agreement with the exact scan depends on)",
+    )
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
@@ -61,7 +68,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
     rest = [options["queries"], options["top_k"], options["others"], options["other_namespaces"]]
     for size in sizes:
         args = [str(value) for value in (size, *rest, options["seed"])]
-        run_child("spaceduck.benchmarks.recall", args, stdout)
+        run_child("spaceduck.benchmarks.recall", [*args, options["vectors"]], stdout)
     if not options["no_embed"]:
         run_child("spaceduck.benchmarks.recall", ["embed"], stdout)
 
@@ -110,7 +117,20 @@ def _insert(texts: list[str], vectors: np.ndarray, namespace_of: Any) -> None:
                 cursor.executemany(_VEC_SQL, [(i, ns, v.tobytes()) for i, ns, v in params])
 
 
-def child_main(size: int, queries: int, top_k: int, others: int, spread: int, seed: int) -> None:
+def _embedded(texts: list[str]) -> np.ndarray:
+    """The configured (hash) embedder's unit vectors of ``texts``, in batches."""
+    from spaceduck.providers import get_embedder
+
+    embedder = get_embedder()
+    if not texts:
+        return np.zeros((0, embedder.fingerprint.dimensions), dtype=np.float32)
+    parts = [embedder.embed(texts[i : i + 5_000]) for i in range(0, len(texts), 5_000)]
+    return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
+
+
+def child_main(
+    size: int, queries: int, top_k: int, others: int, spread: int, seed: int, *, embed: bool = False
+) -> None:
     setup_child_django()
     from django.conf import settings
     from django.db import connection
@@ -121,13 +141,20 @@ def child_main(size: int, queries: int, top_k: int, others: int, spread: int, se
     postgres = connection.vendor == "postgresql"
     dims = vector_index.table_dimensions() or 384
     rng = np.random.default_rng(seed)
-    matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
+    if embed:  # the texts' own (hash) vectors
+        bench_texts = _texts(rng, size, 6, 16)
+        matrix = _embedded(bench_texts)
+    else:
+        matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
+        bench_texts = _texts(rng, size, 6, 16)
     if postgres:
         drop_hnsw()  # built once after the load, as an operator would for a bulk import
     started = time.perf_counter()
-    _insert(_texts(rng, size, 6, 16), matrix, lambda _: BENCH_NAMESPACE)
+    _insert(bench_texts, matrix, lambda _: BENCH_NAMESPACE)
+    del bench_texts
     other_texts = _texts(rng, others, 6, 16)
-    _insert(other_texts, _unit_rows(rng, others, dims), lambda i: f"user:other-{i % spread:04d}")
+    other_rows = _embedded(other_texts) if embed else _unit_rows(rng, others, dims)
+    _insert(other_texts, other_rows, lambda i: f"user:other-{i % spread:04d}")
     build_s = time.perf_counter() - started
     # What the periodic maintenance task (and an import) leaves: merged keyword segments
     # (SQLite), every memory keyword-indexed (PostgreSQL); the HNSW index built.
@@ -135,15 +162,21 @@ def child_main(size: int, queries: int, top_k: int, others: int, spread: int, se
     steps = keyword_index.merge_segments() + keyword_index.catch_up()
     merge_s = time.perf_counter() - started
     hnsw_s = build_hnsw_s() if postgres else 0.0
-    asked = _unit_rows(rng, max(1, queries), dims)
+    if embed:
+        texts = _texts(rng, max(1, queries), 2, 5)
+        asked = _embedded(texts)
+    else:
+        asked = _unit_rows(rng, max(1, queries), dims)
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
     del matrix
-    texts = _texts(rng, len(asked), 2, 5)
+    if not embed:
+        texts = _texts(rng, len(asked), 2, 5)
     k = vector_depth(top_k)  # what recall asks of the vector list
 
     print(
         f"recall: {size} memories in {BENCH_NAMESPACE} + {others} over {spread} other "
-        f"namespaces, {dims}d, top_k={top_k} (vector list k={k}), {len(asked)} queries"
+        f"namespaces ({'hash-embedded texts' if embed else 'random vectors'}), "
+        f"{dims}d, top_k={top_k} (vector list k={k}), {len(asked)} queries"
     )
     if postgres:
         print(f"build: {build_s:.1f} s (bulk_create + COPY into pgvector), on postgresql")
@@ -203,4 +236,4 @@ if __name__ == "__main__":
         embed_main()
     else:
         size, queries, top_k, others, spread, seed = (int(arg) for arg in sys.argv[1:7])
-        child_main(size, queries, top_k, others, spread, seed)
+        child_main(size, queries, top_k, others, spread, seed, embed=sys.argv[7:8] == ["texts"])
