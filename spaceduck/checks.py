@@ -1,10 +1,11 @@
-"""Start-up checks: refuse to run with vectors the configured embedder cannot use."""
+"""Start-up checks: refuse to run with vectors the configured embedder cannot use; warn
+when a PostgreSQL database sorts text differently from SQLite."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.db import connection
 
 REINDEX_HINT = (
@@ -38,3 +39,39 @@ def raise_on_startup_problems() -> None:
     problem = embedding_fingerprint_problem()
     if problem is not None:
         raise ImproperlyConfigured(f"Embedding mismatch: {problem}. {REINDEX_HINT}")
+
+
+# Collations that order text by its bytes, as SQLite does (the code point order of UTF-8).
+BYTE_ORDER_COLLATIONS = {"C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic"}
+
+
+def collation_problem(collation: str) -> str | None:
+    """Why a database collation orders text unlike SQLite, or None."""
+    if collation in BYTE_ORDER_COLLATIONS:
+        return None
+    return (
+        f"the database sorts text by the locale {collation!r}, so lists ordered by fact key, "
+        "namespace or note id come out in another order than on SQLite (e.g. case ignored)"
+    )
+
+
+@register()
+def check_database_collation(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    if connection.vendor != "postgresql":
+        return []
+    with connection.cursor() as cursor:
+        collation = cursor.execute(
+            "SELECT datcollate FROM pg_database WHERE datname = current_database()"
+        ).fetchone()[0]
+    problem = collation_problem(str(collation))
+    if problem is None:
+        return []
+    return [
+        Warning(
+            f"{problem}.",
+            hint="Create the database with byte order: CREATE DATABASE spaceduck "
+            "TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C.UTF-8' (or move it with "
+            "manage.py export and import).",
+            id="spaceduck.W003",
+        )
+    ]

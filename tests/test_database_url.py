@@ -71,3 +71,32 @@ def test_the_migrations_run_on_postgresql(tmp_path: Path) -> None:
     assert "[X]  memories.0019_postgresql_keyword_index" in shown.stdout
     back = manage(env, "migrate", "memories", "0001", "--no-input")
     assert back.returncode == 0, back.stderr
+
+
+@pytest.mark.parametrize(
+    ("collation", "warned"),
+    [("C", False), ("C.UTF-8", False), ("POSIX", False), ("en_US.UTF-8", True), ("de_DE", True)],
+)
+def test_a_locale_collation_is_named_as_ordering_unlike_sqlite(
+    collation: str, warned: bool
+) -> None:
+    from spaceduck.checks import collation_problem
+
+    problem = collation_problem(collation)
+    assert (problem is not None) == warned
+    if warned:
+        assert collation in problem  # type: ignore[operator]
+
+
+def test_the_test_database_sorts_by_bytes(db: None) -> None:
+    from django.db import connection
+
+    from spaceduck.checks import check_database_collation
+
+    assert check_database_collation() == []  # SQLite, or the test server's C.UTF-8
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            ordered = cursor.execute(
+                "SELECT x FROM unnest(ARRAY['b', 'B', 'a', 'A']) AS t(x) ORDER BY x"
+            ).fetchall()
+        assert [row[0] for row in ordered] == ["A", "B", "a", "b"]  # as SQLite orders them
