@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
-from spaceduck.benchmarks.vectors import copy_vectors
+from spaceduck.benchmarks.vectors import build_hnsw_s, copy_vectors, drop_hnsw
 
 NAMESPACE = "user:bench"
 FILL_BATCH = 2_000
@@ -115,6 +115,8 @@ def fill(size: int, dims: int, seed: int) -> None:
     from memories.services import content_hash
 
     rng = np.random.default_rng(seed)
+    if connection.vendor == "postgresql" and size:
+        drop_hnsw()  # one bulk build after the fill, not a graph insert per row
     for start in range(0, size, FILL_BATCH):
         n = min(FILL_BATCH, size - start)
         topics = rng.integers(1_000_000_000, size=n)
@@ -134,6 +136,8 @@ def fill(size: int, dims: int, seed: int) -> None:
                     "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)",
                     [(m.pk, NAMESPACE, v.tobytes()) for m, v in zip(rows, vectors, strict=True)],
                 )
+    if connection.vendor == "postgresql" and size:
+        build_hnsw_s()
 
 
 def start_workers(count: int) -> list[subprocess.Popen[bytes]]:
