@@ -29,7 +29,7 @@ docs/architecture.md).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from django.db import connection, transaction
 
@@ -53,13 +53,7 @@ _PENDING_COUNTS_SQL = (
     "SELECT namespace, count(*) FROM memories_fts_pending GROUP BY namespace ORDER BY namespace"
 )
 GROUP_PENDING = 5000  # marks claimed per transaction by flush_all
-# The same advisory locks as spaceduck.db.locks.lock_for_write, several in one statement.
-_LOCK_GROUP_SQL = (
-    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
-    "FROM unnest(%s::text[]) WITH ORDINALITY AS t(key, i) ORDER BY i"
-)
 _CLAIM_GROUP_SQL = "DELETE FROM memories_fts_pending WHERE namespace = ANY(%s) RETURNING memory_id"
-_CLAIM_SQL = "DELETE FROM memories_fts_pending WHERE namespace = %s RETURNING memory_id"
 _ROWS_SQL = (
     "SELECT id, namespace, "
     + ", ".join(f"{column}::text" for column in COLUMNS)
@@ -182,11 +176,7 @@ def flush(namespace: str) -> int:
     with connection.cursor() as cursor:
         if not cursor.execute(_PENDING_SQL, [namespace]).fetchone()[0]:
             return 0
-    with transaction.atomic():
-        lock_for_write(_lock_key(namespace))
-        with connection.cursor() as cursor:
-            claimed = cursor.execute(_CLAIM_SQL, [namespace]).fetchall()
-        return index_rows(sorted({int(row[0]) for row in claimed}))
+    return _flush_group([namespace])
 
 
 def flush_all() -> int:
@@ -209,8 +199,9 @@ def flush_all() -> int:
 
 
 def _flush_group(namespaces: list[str]) -> int:
+    """Claim and index the namespaces' marks under their locks, taken in the given order."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_LOCK_GROUP_SQL, [[_lock_key(ns) for ns in namespaces]])
+        lock_for_write(*(_lock_key(ns) for ns in namespaces))
         claimed = cursor.execute(_CLAIM_GROUP_SQL, [namespaces]).fetchall()
         return index_rows(sorted({int(row[0]) for row in claimed}))
 
@@ -238,9 +229,7 @@ def _index_batch(ids: list[int]) -> int:
     delta: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     with transaction.atomic(), connection.cursor() as cursor:
         new = _documents(cursor, ids)
-        for namespace, length in cursor.execute(_REMOVE_SQL, [ids]).fetchall():
-            delta[namespace][0] -= 1
-            delta[namespace][1] -= length
+        _remove(cursor, ids, delta)
         for _, namespace, length, _ in new:
             delta[namespace][0] += 1
             delta[namespace][1] += length
@@ -257,30 +246,34 @@ def _add_stats(cursor: object, delta: dict[str, list[int]]) -> None:
         cursor.execute(_STATS_SQL, [namespaces, documents, lengths])  # type: ignore[attr-defined]
 
 
+def _remove(cursor: object, ids: list[int], delta: dict[str, list[int]]) -> None:
+    """Delete these ids' documents, counting what leaves each namespace into ``delta``."""
+    for namespace, length in cursor.execute(_REMOVE_SQL, [ids]).fetchall():  # type: ignore[attr-defined]
+        delta[namespace][0] -= 1
+        delta[namespace][1] -= length
+
+
 def delete_rows(memory_ids: Sequence[int]) -> None:
     """Remove these ids' documents (memories that are gone)."""
     delta: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     with transaction.atomic(), connection.cursor() as cursor:
-        removed = cursor.execute(_REMOVE_SQL, [sorted(int(i) for i in memory_ids)]).fetchall()
-        for namespace, length in removed:
-            delta[namespace][0] -= 1
-            delta[namespace][1] -= length
+        _remove(cursor, sorted(int(i) for i in memory_ids), delta)
         _add_stats(cursor, delta)
 
 
 def rebuild() -> int:
     """Empty the index and index every memory again; returns how many were indexed."""
-    indexed, last = 0, 0
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(_CLEAR_SQL)
-        while True:
-            with connection.cursor() as cursor:
-                ids = [row[0] for row in cursor.execute(_ALL_IDS_SQL, [last, BATCH]).fetchall()]
-            if not ids:
-                return indexed
-            indexed += _index_batch(ids)
-            last = ids[-1]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_CLEAR_SQL)
+        return sum(_index_batch(ids) for ids in _all_ids(cursor))
+
+
+def _all_ids(cursor: object) -> Iterator[list[int]]:
+    """Every memory id, ascending, BATCH at a time."""
+    last = 0
+    while ids := [row[0] for row in cursor.execute(_ALL_IDS_SQL, [last, BATCH]).fetchall()]:  # type: ignore[attr-defined]
+        yield ids
+        last = ids[-1]
 
 
 def problems() -> list[str]:
@@ -295,11 +288,9 @@ def problems() -> list[str]:
     with connection.cursor() as cursor:
         for namespace, *counts in cursor.execute(_STATS_CHECK_SQL).fetchall():
             found.append(f"statistics of {namespace!r}: documents/length {counts}")
-        last = 0
-        while ids := [row[0] for row in cursor.execute(_ALL_IDS_SQL, [last, BATCH]).fetchall()]:
+        for ids in _all_ids(cursor):
             expected = _documents(cursor, ids)
             columns = [list(column) for column in zip(*expected, strict=True)] or [[]] * 4
             for (memory_id,) in cursor.execute(_STALE_SQL, columns).fetchall():
                 found.append(f"memory {memory_id}: its document is stale")
-            last = ids[-1]
     return found

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 from django.db import connection
 
+# One statement for any number of keys, locked in the order given: callers that hold
+# several keys give them in one agreed order (e.g. sorted), so no two wait for each other.
+_LOCK_SQL = (
+    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
+    "FROM unnest(%s::text[]) WITH ORDINALITY AS t(key, i) ORDER BY i"
+)
 
-def lock_for_write(key: str) -> None:
-    """Hold ``key`` until the current transaction ends (call inside ``atomic``)."""
-    if connection.vendor != "postgresql":
+
+def lock_for_write(*keys: str) -> None:
+    """Hold ``keys`` until the current transaction ends (call inside ``atomic``)."""
+    if connection.vendor != "postgresql" or not keys:
         return  # the transaction's write lock already excludes every other writer
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+        cursor.execute(_LOCK_SQL, [list(keys)])
