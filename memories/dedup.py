@@ -315,6 +315,31 @@ def _arbitrate(
     return supersede, verdicts
 
 
+def _near_duplicate(
+    candidate: Candidate, neighbours: list[tuple[int, float]]
+) -> tuple[tuple[Memory, float] | None, list[dict[str, object]]]:
+    """The first neighbour at the dedup threshold that states the same thing (its row and
+    cosine), and the ones at the threshold that differ (why, for the verdict)."""
+    near = [(i, s) for i, s in neighbours if s >= settings.DEDUP_THRESHOLD]
+    rows = memories_by_id([memory_id for memory_id, _ in near]) if near else {}
+    not_duplicates: list[dict[str, object]] = []
+    for memory_id, score in near:
+        if memory_id not in rows:
+            continue  # deleted since the search
+        differs = _distinct(candidate, rows[memory_id])
+        if not differs:
+            return (rows[memory_id], score), not_duplicates
+        not_duplicates.append(
+            {"memory_id": memory_id, "cosine": round(score, 4), "differs": differs[:10]}
+        )
+    return None, not_duplicates
+
+
+def _near_verdict(found: tuple[Memory, float], candidate: Candidate, ctx: WriteContext) -> Verdict:
+    memory, score = found
+    return _duplicate(memory, candidate, ctx, f"near duplicate (cosine {score:.3f})", score)
+
+
 def _near_duplicate_since(
     seen: tuple[int, int], vector: np.ndarray, candidate: Candidate, ctx: WriteContext
 ) -> tuple[Memory, float] | None:
@@ -325,16 +350,7 @@ def _near_duplicate_since(
     if now == seen:
         return None  # nothing written meanwhile: the usual case, one query
     among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
-    near = [
-        (i, s)
-        for i, s in _neighbours(vector, candidate, ctx, among)
-        if s >= settings.DEDUP_THRESHOLD
-    ]
-    rows = memories_by_id([memory_id for memory_id, _ in near]) if near else {}
-    for memory_id, score in near:
-        if memory_id in rows and not _distinct(candidate, rows[memory_id]):
-            return rows[memory_id], score
-    return None
+    return _near_duplicate(candidate, _neighbours(vector, candidate, ctx, among))[0]
 
 
 def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
@@ -354,18 +370,9 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         (m, f"slot '{candidate.slot}' has a new value") for m in _slot_holders(candidate, ctx)
     ]
     neighbours = [] if supersede else _neighbours(vector, candidate, ctx)
-    near = [(i, s) for i, s in neighbours if s >= settings.DEDUP_THRESHOLD]
-    not_duplicates: list[dict[str, object]] = []
-    if near:
-        rows = memories_by_id([memory_id for memory_id, _ in near])
-        for memory_id, score in near:
-            differs = _distinct(candidate, rows[memory_id])
-            if not differs:
-                why = f"near duplicate (cosine {score:.3f})"
-                return _duplicate(rows[memory_id], candidate, ctx, why, score)
-            not_duplicates.append(
-                {"memory_id": memory_id, "cosine": round(score, 4), "differs": differs[:10]}
-            )
+    near, not_duplicates = _near_duplicate(candidate, neighbours)
+    if near is not None:
+        return _near_verdict(near, candidate, ctx)
     arbitrations: list[dict[str, object]] = []
     if neighbours:
         supersede, arbitrations = _arbitrate(candidate, neighbours)
@@ -379,8 +386,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
             return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
         late = _near_duplicate_since(seen, vector, candidate, ctx)
         if late is not None:
-            row, score = late
-            return _duplicate(row, candidate, ctx, f"near duplicate (cosine {score:.3f})", score)
+            return _near_verdict(late, candidate, ctx)
         memory = store(candidate, vector, ctx, supersede)
     extra: dict[str, object] = {"status": memory.status}
     if not_duplicates:

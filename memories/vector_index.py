@@ -129,9 +129,10 @@ HNSW_INDEX_SQL = (
     "USING hnsw (embedding vector_cosine_ops)"
 )
 _PG_COUNT_SQL = "SELECT coalesce(sum(n), 0) FROM memories_namespace_count WHERE namespace = %s"
-_PG_ANN_SQL = (
-    "SELECT memory_id, embedding <=> %s::vector AS distance FROM memories_vec "
-    "WHERE namespace = %s ORDER BY distance LIMIT %s"
+# The query's settings for this transaction only, in one round trip.
+_PG_ANN_SETTINGS_SQL = (
+    "SELECT set_config('hnsw.ef_search', %s, true), "
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 )
 _PG_COSINES_SQL = (
     "SELECT memory_id, 1 - (embedding <=> %s::vector) FROM memories_vec "
@@ -262,7 +263,8 @@ def delete(memory_ids: Sequence[int]) -> None:
 
 
 def knn(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """The ``k`` nearest memories of one namespace as (memory id, cosine similarity), via vec0."""
+    """The ``k`` nearest memories of one namespace as (memory id, cosine similarity), by the
+    database's own query: vec0's exact KNN; on PostgreSQL the planner may use HNSW."""
     if k <= 0:
         return []
     with connection.cursor() as cursor:
@@ -344,14 +346,10 @@ def _indexed(namespace: str) -> bool:
 
 def index_scan(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The ``k`` nearest memories by pgvector's HNSW index (approximate), best first."""
-    ef_search = max(settings.VECTOR_INDEX_EF_SEARCH, k)
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            rows = cursor.execute(_PG_ANN_SQL, [_encode(vector), namespace, k]).fetchall()
-    except DataError as exc:  # "different vector dimensions": see _checked
-        raise DimensionMismatch(str(exc).splitlines()[0]) from None
+    ef_search = str(max(settings.VECTOR_INDEX_EF_SEARCH, k))
+    rows = _pg_rows(
+        (_PG_ANN_SETTINGS_SQL, [ef_search]), (_PG_KNN_SQL, [_encode(vector), namespace, k])
+    )
     hits = [(int(memory_id), 1.0 - float(distance)) for memory_id, distance in rows]
     return sorted(hits, key=lambda hit: (-hit[1], hit[0]))  # relaxed order: sort again
 
@@ -360,12 +358,21 @@ def _cosines_sql(
     namespace: str, vector: np.ndarray, memory_ids: Collection[int]
 ) -> dict[int, float]:
     ids = sorted({int(memory_id) for memory_id in memory_ids})
+    rows = _pg_rows((_PG_COSINES_SQL, [_encode(vector), namespace, ids]))
+    return {int(memory_id): float(cosine) for memory_id, cosine in rows}
+
+
+def _pg_rows(*statements: tuple[str, list[Any]]) -> list[tuple[Any, ...]]:
+    """The last statement's rows, all of them in one savepoint (a failed query leaves the
+    caller's transaction usable); pgvector's "different vector dimensions" becomes
+    DimensionMismatch, which recall retries (see _checked)."""
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            rows = cursor.execute(_PG_COSINES_SQL, [_encode(vector), namespace, ids]).fetchall()
+            for sql, params in statements:
+                cursor.execute(sql, params)
+            return list(cursor.fetchall())
     except DataError as exc:
         raise DimensionMismatch(str(exc).splitlines()[0]) from None
-    return {int(memory_id): float(cosine) for memory_id, cosine in rows}
 
 
 def _checked(snapshot: _Snapshot, vector: np.ndarray) -> _Snapshot:
