@@ -34,7 +34,7 @@ def health_report() -> tuple[dict[str, Any], int]:
 
     body: dict[str, Any] = {"status": "ok"}
     try:
-        body.update(_database_versions())
+        body.update(database_versions())
         body["database"] = "ok"
     except Exception as exc:
         body.update(status="error", database=f"error: {exc.__class__.__name__}")
@@ -72,7 +72,7 @@ _VERSIONS_SQL = {
 }
 
 
-def _database_versions() -> dict[str, str]:
+def database_versions() -> dict[str, str]:
     """The database's and its vector extension's versions (a query that proves it answers)."""
     with connection.cursor() as cursor:
         queries = _VERSIONS_SQL[connection.vendor].items()

@@ -45,8 +45,9 @@ def test_a_real_huey_consumer_runs_a_task_that_uses_the_vector_extension(
         assert result.returncode == 0, result.stderr
         answer = json.loads(result.stdout.strip().splitlines()[-1])
         # sqlite-vec, or pgvector with huey on Redis in the PostgreSQL run (tests/processes)
-        expected = {"sqlite": "v0.1.9", "postgresql": "0.8.5"}
-        assert answer["version"] == expected[answer["vendor"]]
+        expected = {"sqlite": ("sqlite_vec", "v0.1.9"), "postgresql": ("pgvector", "0.8.5")}
+        extension, version = expected[answer["vendor"]]
+        assert answer["versions"][extension] == version
         assert answer["vendor"] == connection.vendor
         assert answer["distance"] == pytest.approx(1.0)
         assert answer["pid"] == consumer.pid  # it ran in the consumer, not inline
