@@ -33,6 +33,7 @@ from spaceduck.benchmarks.vectors import (
     build_hnsw_s,
     copy_vectors,
     drop_hnsw,
+    embedded,
 )
 
 BENCH_NAMESPACE = "user:bench"
@@ -117,17 +118,6 @@ def _insert(texts: list[str], vectors: np.ndarray, namespace_of: Any) -> None:
                 cursor.executemany(_VEC_SQL, [(i, ns, v.tobytes()) for i, ns, v in params])
 
 
-def _embedded(texts: list[str]) -> np.ndarray:
-    """The configured (hash) embedder's unit vectors of ``texts``, in batches."""
-    from spaceduck.providers import get_embedder
-
-    embedder = get_embedder()
-    if not texts:
-        return np.zeros((0, embedder.fingerprint.dimensions), dtype=np.float32)
-    parts = [embedder.embed(texts[i : i + 5_000]) for i in range(0, len(texts), 5_000)]
-    return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
-
-
 def child_main(
     size: int, queries: int, top_k: int, others: int, spread: int, seed: int, *, embed: bool = False
 ) -> None:
@@ -143,7 +133,7 @@ def child_main(
     rng = np.random.default_rng(seed)
     if embed:  # the texts' own (hash) vectors
         bench_texts = _texts(rng, size, 6, 16)
-        matrix = _embedded(bench_texts)
+        matrix = embedded(bench_texts)
     else:
         matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
         bench_texts = _texts(rng, size, 6, 16)
@@ -153,7 +143,7 @@ def child_main(
     _insert(bench_texts, matrix, lambda _: BENCH_NAMESPACE)
     del bench_texts
     other_texts = _texts(rng, others, 6, 16)
-    other_rows = _embedded(other_texts) if embed else _unit_rows(rng, others, dims)
+    other_rows = embedded(other_texts) if embed else _unit_rows(rng, others, dims)
     _insert(other_texts, other_rows, lambda i: f"user:other-{i % spread:04d}")
     build_s = time.perf_counter() - started
     # What the periodic maintenance task (and an import) leaves: merged keyword segments
@@ -164,7 +154,7 @@ def child_main(
     hnsw_s = build_hnsw_s() if postgres else 0.0
     if embed:
         texts = _texts(rng, max(1, queries), 2, 5)
-        asked = _embedded(texts)
+        asked = embedded(texts)
     else:
         asked = _unit_rows(rng, max(1, queries), dims)
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k

@@ -204,17 +204,22 @@ def _line(name: str, values: np.ndarray) -> str:
     return f"{name:<14}: p50 {p50:.2f} ms, p95 {p95:.2f} ms"
 
 
-def _text_rows(rng: np.random.Generator, count: int, low: int, high: int) -> np.ndarray:
-    """The hash embedder's unit vectors of ``count`` Zipf-worded sentences (bench recall's)."""
-    from spaceduck.benchmarks.recall import _texts
+def embedded(texts: list[str]) -> np.ndarray:
+    """The configured (hash) embedder's unit vectors of ``texts``, in batches."""
     from spaceduck.providers import get_embedder
 
     embedder = get_embedder()
-    if count == 0:
+    if not texts:
         return np.zeros((0, embedder.fingerprint.dimensions), dtype=np.float32)
-    texts = _texts(rng, count, low, high)
-    parts = [embedder.embed(texts[i : i + 5_000]) for i in range(0, count, 5_000)]
+    parts = [embedder.embed(texts[i : i + 5_000]) for i in range(0, len(texts), 5_000)]
     return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
+
+
+def _text_rows(rng: np.random.Generator, count: int, low: int, high: int) -> np.ndarray:
+    """The hash embedder's unit vectors of ``count`` Zipf-worded sentences (bench recall's)."""
+    from spaceduck.benchmarks.recall import _texts
+
+    return embedded(_texts(rng, count, low, high))
 
 
 def _same_answer(
