@@ -24,3 +24,20 @@ def test_bench_embed_prints_batch_query_and_ratio_timings() -> None:
 def test_bench_needs_a_known_benchmark_name() -> None:
     with pytest.raises(CommandError):
         call_command("bench", "no-such-benchmark")
+
+
+@pytest.mark.slow
+def test_bench_ingest_runs_inline_and_with_a_worker_process() -> None:
+    buf = StringIO()
+    call_command(
+        "bench", "ingest", "--embedders", "hash", "--sizes", "50", "--messages", "8",
+        "--workers", "0,1", stdout=buf,
+    )  # fmt: skip
+    lines = [line for line in buf.getvalue().splitlines() if line.startswith("ingest (")]
+    assert [line.split(",")[0] for line in lines] == [
+        "ingest (inline",
+        "ingest (1 worker processes",
+    ]
+    for line in lines:
+        assert re.search(rf"8 messages in {NUMBER}s = {NUMBER} msg/s", line)
+        assert "extractions not done 0" in line

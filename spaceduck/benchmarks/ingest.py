@@ -15,7 +15,10 @@ child's peak RSS.
 (``manage.py worker --workers 1`` each, on the scratch deployment's queue: Redis with
 ``bench --redis URL``, else the SQLite queue file): the messages are saved by the
 child and extracted by the workers, and the rate is messages saved to extractions
-done, wall clock. ``0`` (the default) is the inline run above.
+done, wall clock. ``0`` (the default) is the inline run above. The runs of one
+size share one fill, in the order given (a 1M fill with its HNSW build takes
+half an hour); each run's messages are new ones, so the namespace grows by at
+most ``--messages`` memories per run.
 """
 
 from __future__ import annotations
@@ -88,15 +91,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(options: dict[str, Any], stdout: Writer) -> None:
     for embedder in str(options["embedders"]).split(","):
         for size in str(options["sizes"]).split(","):
-            for workers in str(options["workers"]).split(","):
-                args = [size, str(options["messages"]), str(options["seed"]), workers.strip()]
-                run_child(
-                    "spaceduck.benchmarks.ingest",
-                    args,
-                    stdout,
-                    SPACEDUCK_EMBEDDING_PROVIDER=embedder.strip(),
-                    SPACEDUCK_HUEY_IMMEDIATE="0" if int(workers) else "1",
-                )
+            workers = ",".join(w.strip() for w in str(options["workers"]).split(","))
+            args = [size, str(options["messages"]), str(options["seed"]), workers]
+            run_child(
+                "spaceduck.benchmarks.ingest",
+                args,
+                stdout,
+                SPACEDUCK_EMBEDDING_PROVIDER=embedder.strip(),
+                SPACEDUCK_HUEY_IMMEDIATE="0",  # each run sets its own mode (run_messages)
+            )
 
 
 def messages(count: int, rng: random.Random) -> list[str]:
@@ -183,16 +186,10 @@ def wait_done(count: int, timeout: float = 1800) -> None:
         time.sleep(0.05)
 
 
-def child(size: int, count: int, seed: int, workers: int = 0) -> None:
+def child(size: int, count: int, seed: int, workers: list[int]) -> None:
     setup_child_django()
-    from django.db import connection
-    from huey.contrib.djhuey import HUEY
-
     from memories import keyword_index, vector_index
     from memories.extraction.pipeline import warm
-    from memories.ingest import message_ingest
-    from memories.models import Extraction, Memory
-    from memories.services import create_thread
     from spaceduck.providers import get_embedder
 
     embedder = get_embedder()
@@ -200,26 +197,43 @@ def child(size: int, count: int, seed: int, workers: int = 0) -> None:
     fill(size, embedder.fingerprint.dimensions, seed)
     keyword_index.catch_up()  # PostgreSQL: what the periodic task does after a bulk load
     filled = time.perf_counter() - started
-    if workers:
-        HUEY.flush()  # a queue shared between runs (bench --redis) starts empty
-        procs = start_workers(workers)
     vector_index.search(NAMESPACE, embedder.embed(["warm-up"])[0], 1)  # load the cache once
     embedder.embed(["warm the model up"])
     warm()  # the firewall's tables, as the worker loads them at start
-    texts = messages(count, random.Random(seed))
+    for run, count_workers in enumerate(workers):
+        run_messages(size, filled, messages(count, random.Random(seed + run)), count_workers)
+
+
+def run_messages(size: int, filled: float, texts: list[str], workers: int) -> None:
+    """One timed run: ``texts`` through ``message_ingest``, extracted inline or by workers."""
+    from django.db import connection
+    from huey.contrib.djhuey import HUEY
+
+    from memories.ingest import message_ingest
+    from memories.models import Extraction, Memory
+    from memories.services import create_thread
+    from spaceduck.providers import get_embedder
+
+    HUEY.immediate = not workers
+    already = Extraction.objects.filter(status__in=("done", "failed")).count()
+    not_done = Extraction.objects.exclude(status="done").count()
+    if workers:
+        HUEY.flush()  # a queue shared between runs (bench --redis) starts empty
+        procs = start_workers(workers)
     thread = create_thread(NAMESPACE, title="bench")
     started = time.perf_counter()
     for text in texts:
         message_ingest(thread.id, "user", text)
     if workers:
-        wait_done(count)
+        wait_done(already + len(texts))
         stop_workers(procs)
     elapsed = time.perf_counter() - started
-    failed = Extraction.objects.exclude(status="done").count()
+    failed = Extraction.objects.exclude(status="done").count() - not_done
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     how = f"{workers} worker processes" if workers else "inline"
+    count = len(texts)
     print(
-        f"ingest ({how}, {connection.vendor}): {embedder.fingerprint.provider:5s} "
+        f"ingest ({how}, {connection.vendor}): {get_embedder().fingerprint.provider:5s} "
         f"namespace={size:>6} memories "
         f"(filled in {filled:.1f}s): {count} messages in {elapsed:.2f}s = "
         f"{count / elapsed:.1f} msg/s, {elapsed / count * 1000:.2f} ms/msg; "
@@ -229,4 +243,5 @@ def child(size: int, count: int, seed: int, workers: int = 0) -> None:
 
 
 if __name__ == "__main__":
-    child(*(int(arg) for arg in sys.argv[1:5]))
+    size, count, seed = (int(arg) for arg in sys.argv[1:4])
+    child(size, count, seed, [int(w) for w in sys.argv[4].split(",")])
