@@ -18,10 +18,10 @@ from pydantic import AfterValidator, ConfigDict, StrictBool, StrictFloat, Strict
 
 from memories import extraction_log, lifecycle, selectors, services
 from memories.compaction import compact_conversation
-from memories.context import build_context
+from memories.context import ContextResult, build_context
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS
-from memories.extraction.types import CONFIDENCE, IMPORTANCE, candidate_from_api
-from memories.ingest import memory_write, message_ingest
+from memories.extraction.types import CONFIDENCE, IMPORTANCE, Verdict, candidate_from_api
+from memories.ingest import Ingested, memory_write, message_ingest
 from memories.models import (
     Extraction,
     Memory,
@@ -33,9 +33,11 @@ from memories.models import (
     Thread,
 )
 from memories.positions import NUMERIC_PATTERN, Position
-from memories.recall import RecallQuery, recall
+from memories.recall import RecallHit, RecallQuery, recall
 from spaceduck import runtime
 from spaceduck.access import (
+    Caller,
+    actor,
     request_token,
     require_namespace,
     require_permission,
@@ -131,9 +133,7 @@ class MemoryListOut(OutSchema):
     memories: list[MemoryOut]
 
 
-def _visible_memory(
-    request: HttpRequest, memory_id: int, permission: str | None = "read"
-) -> Memory:
+def visible_memory(request: Caller, memory_id: int, permission: str | None = "read") -> Memory:
     """The memory, or the same 404 whether it is missing or outside the token's grants;
     then 403 without ``permission`` (None: the caller checks it)."""
     memory = selectors.memory_get(memory_id=memory_id)
@@ -263,30 +263,31 @@ def search_memories(
         exclude_task_memories=exclude_task_memories,
         source_task_id=task_id or None,
     )
-    hits = recall(query)
-    return {
-        "memories": [
-            {
-                "memory": hit.memory,
-                "score": hit.score,
-                "match_source": hit.match_source,
-                "explanation": hit.explanation.as_dict() if explain else None,
-            }
-            for hit in hits
-        ],
-        "memory": "enabled",
-    }
+    return {"memories": hits_out(recall(query), explain=explain), "memory": "enabled"}
+
+
+def hits_out(hits: list[RecallHit], *, explain: bool) -> list[dict[str, Any]]:
+    """Recall hits as SearchHitOut (the REST search and MCP recall)."""
+    return [
+        {
+            "memory": hit.memory,
+            "score": hit.score,
+            "match_source": hit.match_source,
+            "explanation": hit.explanation.as_dict() if explain else None,
+        }
+        for hit in hits
+    ]
 
 
 @router.get("/{int:memory_id}", response={200: MemoryOut, **READ_ERRORS})
 def get_memory(request: HttpRequest, memory_id: RowId) -> Any:
-    return _visible_memory(request, memory_id)
+    return visible_memory(request, memory_id)
 
 
 @router.delete("/{int:memory_id}", response={204: None, **DELETE_ERRORS})
 def delete_memory(request: HttpRequest, memory_id: RowId) -> Any:
-    memory = _visible_memory(request, memory_id, "write")
-    services.memory_delete(memory=memory, actor=f"token:{request_token(request).name}")
+    memory = visible_memory(request, memory_id, "write")
+    services.memory_delete(memory=memory, actor=actor(request))
     return Status(204, None)
 
 
@@ -376,10 +377,6 @@ class HistoryOut(OutSchema):
     events: list[MemoryEventOut]
 
 
-def _actor(request: HttpRequest) -> str:
-    return f"token:{request_token(request).name}"
-
-
 @router.post("", response={200: WriteDecisionOut, 201: WriteDecisionOut, **WRITE_ERRORS})
 def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
     namespace = require_namespace(request, payload.namespace, "write")
@@ -387,7 +384,7 @@ def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
     verdict = memory_write(
         candidate_from_api(payload.dict()),
         namespace=namespace,
-        actor=_actor(request),
+        actor=actor(request),
         task_id=task_id,
         skill_id=skill_id,
         scope=payload.scope,
@@ -395,8 +392,13 @@ def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
         max_memory_writes=payload.max_memory_writes,
         context=payload.context,
     )
+    return Status(201 if verdict.decision == "stored" else 200, decision_out(verdict))
+
+
+def decision_out(verdict: Verdict) -> dict[str, Any]:
+    """The write path's decision as WriteDecisionOut (the REST write and MCP remember)."""
     memory_id = verdict.memory_id or verdict.matched_memory_id
-    body = {
+    return {
         "decision": verdict.decision,
         "reason": verdict.reason,
         "memory_id": verdict.memory_id,
@@ -404,7 +406,6 @@ def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
         "memory": selectors.memory_get(memory_id=memory_id) if memory_id else None,
         "details": verdict.extra,
     }
-    return Status(201 if verdict.decision == "stored" else 200, body)
 
 
 def _approval_only(memory: Memory, changes: dict[str, Any], status: str | None) -> bool:
@@ -413,18 +414,18 @@ def _approval_only(memory: Memory, changes: dict[str, Any], status: str | None) 
 
 @router.patch("/{int:memory_id}", response={200: MemoryOut, **WRITE_ERRORS})
 def patch_memory(request: HttpRequest, memory_id: RowId, payload: MemoryPatchIn) -> Any:
-    memory = _visible_memory(request, memory_id, None)
+    memory = visible_memory(request, memory_id, None)
     changes = payload.dict(exclude_unset=True)
     status = changes.pop("status", None)
     # Approving a candidate is a reviewer's decision: approve alone is enough for it.
     require_permission(request, "approve" if _approval_only(memory, changes, status) else "write")
     if changes:
-        memory = lifecycle.memory_edit(memory=memory, changes=changes, actor=_actor(request))
+        memory = lifecycle.memory_edit(memory=memory, changes=changes, actor=actor(request))
     if status is not None:
         memory = lifecycle.memory_set_status(
             memory=memory,
             status=status,
-            actor=_actor(request),
+            actor=actor(request),
             can_approve=request_token(request).has_permission("approve"),
         )
     return memory
@@ -432,7 +433,7 @@ def patch_memory(request: HttpRequest, memory_id: RowId, payload: MemoryPatchIn)
 
 @router.get("/{int:memory_id}/history", response={200: HistoryOut, **READ_ERRORS})
 def memory_history(request: HttpRequest, memory_id: RowId) -> Any:
-    memory = _visible_memory(request, memory_id)
+    memory = visible_memory(request, memory_id)
     return {"events": list(selectors.memory_history(memory_id=memory.pk))}
 
 
@@ -551,7 +552,7 @@ def retry_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
 
     409 when it is not failed, or when its message was deleted."""
     record = _visible_extraction(request, extraction_id, "write")
-    return extraction_log.extraction_retry(extraction_id=record.pk, actor=_actor(request))
+    return extraction_log.extraction_retry(extraction_id=record.pk, actor=actor(request))
 
 
 class PurgedOut(OutSchema):
@@ -574,7 +575,7 @@ def purge_skill(request: HttpRequest, skill_id: SkillId) -> Any:
     namespaces = [
         ns for ns in selectors.skill_namespaces(skill_id=skill_id) if token.grants_namespace(ns)
     ]
-    deleted = lifecycle.skill_purge(skill_id=skill_id, namespaces=namespaces, actor=_actor(request))
+    deleted = lifecycle.skill_purge(skill_id=skill_id, namespaces=namespaces, actor=actor(request))
     return {"deleted": deleted}
 
 
@@ -761,7 +762,7 @@ ThreadId = Annotated[
 ]
 
 
-def _visible_thread(request: HttpRequest, thread_id: str, permission: str = "read") -> Thread:
+def visible_thread(request: Caller, thread_id: str, permission: str = "read") -> Thread:
     """The thread, or the same 404 whether it is missing or outside the token's grants."""
     try:
         thread = selectors.get_thread(thread_id)
@@ -787,12 +788,12 @@ def list_threads(request: HttpRequest, namespace: ApiNamespace) -> Any:
 
 @threads_router.get("/{thread_id}", response={200: ThreadOut, **READ_ERRORS})
 def get_thread(request: HttpRequest, thread_id: ThreadId) -> Any:
-    return _visible_thread(request, thread_id)
+    return visible_thread(request, thread_id)
 
 
 @threads_router.delete("/{thread_id}", response={204: None, **DELETE_ERRORS})
 def delete_thread(request: HttpRequest, thread_id: ThreadId) -> Any:
-    thread = _visible_thread(request, thread_id, "write")
+    thread = visible_thread(request, thread_id, "write")
     services.delete_thread(thread.id)
     return Status(204, None)
 
@@ -815,7 +816,7 @@ def list_messages(
     before: Annotated[Cursor | None, Query(None)] = None,
     after: Annotated[Cursor | None, Query(None)] = None,
 ) -> Any:
-    thread = _visible_thread(request, thread_id)
+    thread = visible_thread(request, thread_id)
     messages = selectors.list_messages(thread.id, limit=limit, before=before, after=after)
     return {"messages": messages}
 
@@ -825,7 +826,7 @@ def list_messages(
     response={201: MessageSavedOut, **error_responses(400, 401, 403, 404, 409, 413, 422)},
 )
 def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) -> Any:
-    thread = _visible_thread(request, thread_id, "write")
+    thread = visible_thread(request, thread_id, "write")
     task_id, skill_id = task_and_skill(request, payload.task_id, payload.skill_id)
     ingested = message_ingest(
         thread.id,
@@ -838,19 +839,21 @@ def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) 
         skill_id=skill_id,
         max_memory_writes=payload.max_memory_writes,
     )
+    return Status(201, message_saved_out(ingested))
+
+
+def message_saved_out(ingested: Ingested) -> dict[str, Any]:
+    """A saved message as MessageSavedOut (the REST message save and MCP remember)."""
     extraction = ingested.extraction
     if extraction is not None:  # "done" already in immediate mode, or a quick worker
         extraction.status = selectors.extraction_status(extraction.pk) or extraction.status
-    return Status(
-        201,
-        {
-            **MessageOut.model_validate(ingested.message).model_dump(),
-            "extraction": None
-            if extraction is None
-            else {"id": extraction.pk, "status": extraction.status},
-            "memory": "enabled" if runtime.memory_enabled() else "disabled",
-        },
-    )
+    return {
+        **MessageOut.model_validate(ingested.message).model_dump(),
+        "extraction": None
+        if extraction is None
+        else {"id": extraction.pk, "status": extraction.status},
+        "memory": "enabled" if runtime.memory_enabled() else "disabled",
+    }
 
 
 def task_and_skill(
@@ -864,7 +867,7 @@ def task_and_skill(
 
 @threads_router.post("/{thread_id}/messages/delete", response={200: DeletedOut, **WRITE_ERRORS})
 def delete_messages(request: HttpRequest, thread_id: ThreadId, payload: MessageIdsIn) -> Any:
-    thread = _visible_thread(request, thread_id, "write")
+    thread = visible_thread(request, thread_id, "write")
     return {"deleted": services.delete_messages(thread.id, payload.ids)}
 
 
@@ -944,7 +947,7 @@ def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
     leaves out memories written by scheduled tasks unless `exclude_task_memories` is
     false."""
     canonical = resolve_namespace(request, payload.namespace, "read")
-    thread = _visible_thread(request, payload.thread_id)
+    thread = visible_thread(request, payload.thread_id)
     if thread.namespace != canonical:
         raise HttpError(404, f"thread {payload.thread_id!r} not found")
     task_id, _ = task_and_skill(request, _context_task(payload), None)
@@ -970,6 +973,11 @@ def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
         task_id=task_id or None,
         exclude_task_memories=payload.exclude_task_memories,
     )
+    return context_out(result, compacted=compacted is not None)
+
+
+def context_out(result: ContextResult, *, compacted: bool) -> dict[str, Any]:
+    """A built context as ContextOut (the REST context and MCP get_context)."""
     return {
         "system": result.system_block,
         "memory": "enabled" if result.memory_enabled else "disabled",
@@ -991,7 +999,7 @@ def build_context_view(request: HttpRequest, payload: ContextIn) -> Any:
         "summary": result.summary,
         "summary_id": None if result.summary is None else result.summary.id,
         "messages": result.messages,
-        "compacted": compacted is not None,
+        "compacted": compacted,
         "token_estimate": {
             "memories": result.memory_tokens,
             "history": result.history_tokens,

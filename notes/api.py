@@ -19,7 +19,7 @@ from ninja.errors import HttpError
 
 from notes import selectors, services
 from notes.models import Note
-from spaceduck.access import request_token, require_namespace, require_permission
+from spaceduck.access import Caller, actor, request_token, require_namespace, require_permission
 from spaceduck.errors import NotFound, error_responses
 from spaceduck.limits import ApiNamespace, choices_pattern, documented
 from spaceduck.models import ApiToken
@@ -150,12 +150,12 @@ def _note_out(note: Note, supersedes: list[str]) -> dict[str, Any]:
     }
 
 
-def _notes_out(notes: list[Note]) -> list[dict[str, Any]]:
+def notes_out(notes: list[Note]) -> list[dict[str, Any]]:
     edges = selectors.note_supersedes(notes)
     return [_note_out(note, edges[note.pk]) for note in notes]
 
 
-def _visible_note(request: HttpRequest, note_id: str, permission: str | None = "read") -> Note:
+def visible_note(request: Caller, note_id: str, permission: str | None = "read") -> Note:
     """The note if the token is granted its namespace; otherwise 404, exactly like a
     missing note, so ids in other namespaces cannot be probed. Then 403 without
     ``permission`` (None: the caller checks it)."""
@@ -170,14 +170,10 @@ def _visible_note(request: HttpRequest, note_id: str, permission: str | None = "
     return note
 
 
-def _by(request: HttpRequest) -> str:
-    return f"token:{request_token(request).name}"
-
-
 # --- search (declared before /{note_id} so "search" is not read as an id) ------
 
 
-def _granted_namespaces(token: ApiToken, kind: str) -> list[str] | None:
+def granted_namespaces(token: ApiToken, kind: str) -> list[str] | None:
     """The token's namespaces of ``kind`` (None: every namespace of it)."""
     if "*" in token.namespaces or f"{kind}:*" in token.namespaces:
         return None
@@ -192,7 +188,7 @@ def enable_search(request: HttpRequest, kind: Annotated[NamespaceKind, Path(...)
     # write in it, so it takes a grant on the whole kind, not on one namespace.
     kind = services.check_namespace_kind(kind)
     token = request_token(request)
-    if _granted_namespaces(token, kind) is not None:
+    if granted_namespaces(token, kind) is not None:
         raise HttpError(
             403,
             f"enabling note search affects every {kind} namespace; "
@@ -224,7 +220,7 @@ def search(
     else:
         require_permission(request, "read")
         # Without a namespace the search spans the kind, limited to the token's grants.
-        namespaces = _granted_namespaces(request_token(request), kind)
+        namespaces = granted_namespaces(request_token(request), kind)
     hits = selectors.search_note_hits(
         kind,
         q,
@@ -234,7 +230,7 @@ def search(
         include_superseded,
         namespaces=namespaces,
     )
-    notes = _notes_out([hit.note for hit in hits])
+    notes = notes_out([hit.note for hit in hits])
     return {"notes": [{**out, "score": hit.score} for out, hit in zip(notes, hits, strict=True)]}
 
 
@@ -254,13 +250,13 @@ def create_note(request: HttpRequest, payload: NoteIn) -> Any:
         body=payload.body,
         kind=payload.kind,
         tags=payload.tags,
-        author=_by(request) if payload.author is None else payload.author,
+        author=actor(request) if payload.author is None else payload.author,
         status=status,
         supersedes=payload.supersedes or (),
         provenance=payload.provenance,
         id=payload.id,
     )
-    return Status(201 if saved.created else 200, _notes_out([saved.note])[0])
+    return Status(201 if saved.created else 200, notes_out([saved.note])[0])
 
 
 @router.get("", response={200: NoteListOut, **READ_ERRORS})
@@ -278,12 +274,12 @@ def list_notes(
         include_superseded=include_superseded,
         kind=kind,
     )
-    return {"notes": _notes_out(list(notes))}
+    return {"notes": notes_out(list(notes))}
 
 
 @router.get("/{note_id}", response={200: NoteOut, **READ_ERRORS})
 def get_note(request: HttpRequest, note_id: Annotated[NoteId, Path(...)]) -> Any:
-    return _notes_out([_visible_note(request, note_id)])[0]
+    return notes_out([visible_note(request, note_id)])[0]
 
 
 @router.post("/{note_id}/status", response={200: NoteOut, **WRITE_ERRORS})
@@ -293,8 +289,8 @@ def set_status(
     """Deciding (accepting, rejecting, or reopening a decided note) needs only the
     `approve` permission; other changes need `write`."""
     new_status = services.check_status(payload.status)
-    note = _visible_note(request, note_id, None)
+    note = visible_note(request, note_id, None)
     needs_approval = services.status_change_needs_approval(note.status, new_status)
     require_permission(request, "approve" if needs_approval else "write")
-    updated = services.set_note_status(note.uid, new_status, by=_by(request))
-    return _notes_out([updated])[0]
+    updated = services.set_note_status(note.uid, new_status, by=actor(request))
+    return notes_out([updated])[0]

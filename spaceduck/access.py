@@ -1,4 +1,9 @@
-"""Authorisation helpers shared by every API router."""
+"""Authorisation helpers shared by every front end that acts for an API token.
+
+A caller is the API request (its token is ``request.auth``) or the token itself
+(the MCP server, spaceduck.mcp_server, which has no Django request): the same
+grants, the same 404 for a namespace outside them, the same 403 messages.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from spaceduck.models import ApiToken
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
 from spaceduck.tokens import token_authenticate
 
+Caller = HttpRequest | ApiToken
+
 
 class TokenAuth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
@@ -19,11 +26,18 @@ class TokenAuth(HttpBearer):
         return api_token
 
 
-def request_token(request: HttpRequest) -> ApiToken:
-    return request.auth  # type: ignore[attr-defined,no-any-return]
+def request_token(caller: Caller) -> ApiToken:
+    if isinstance(caller, ApiToken):
+        return caller
+    return caller.auth  # type: ignore[attr-defined,no-any-return]
 
 
-def require_namespace(request: HttpRequest, namespace: str, permission: str = "read") -> str:
+def actor(caller: Caller) -> str:
+    """Who a change is recorded as (history, a note's author and status_by)."""
+    return f"token:{request_token(caller).name}"
+
+
+def require_namespace(request: Caller, namespace: str, permission: str = "read") -> str:
     """The canonical namespace if the token may use it with ``permission``.
 
     A namespace outside the token's grants is a 404, exactly like a missing one,
@@ -40,7 +54,7 @@ def require_namespace(request: HttpRequest, namespace: str, permission: str = "r
     return canonical
 
 
-def resolve_namespace(request: HttpRequest, namespace: str | None, permission: str) -> str:
+def resolve_namespace(request: Caller, namespace: str | None, permission: str) -> str:
     """The namespace a request means: the one given, else the token's only grant.
 
     Omitting ``namespace`` is allowed when the token is granted exactly one
@@ -59,7 +73,7 @@ def resolve_namespace(request: HttpRequest, namespace: str | None, permission: s
     return require_namespace(request, namespace, permission)
 
 
-def require_permission(request: HttpRequest, permission: str) -> None:
+def require_permission(request: Caller, permission: str) -> None:
     """403 naming the missing permission and the ones the token has."""
     token = request_token(request)
     if not token.has_permission(permission):
