@@ -1,0 +1,93 @@
+"""What every MCP tool shares: who is calling, and errors as tool errors.
+
+The MCP front end (spaceduck.mcp_server builds the server; each app's
+``mcp_tools`` module holds its tools) does what the JSON API does for a request,
+for the API token of the MCP session: the same grants and permissions
+(spaceduck.access), the same services, the same messages. Tools are plain
+functions; the SDK runs each call in a worker thread, where Django's ORM may be
+used as in a request.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import close_old_connections
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver.exceptions import ToolError
+from ninja.errors import HttpError
+from pydantic import ValidationError
+
+from spaceduck.errors import ServiceError
+from spaceduck.limits import printable
+from spaceduck.models import ApiToken
+from spaceduck.tokens import token_authenticate
+
+logger = logging.getLogger(__name__)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+UNKNOWN_TOKEN = (
+    "this API token is unknown or has been revoked; ask the service's operator for a new "
+    "one (python manage.py token create ...)"
+)
+
+
+class _StdioToken:
+    """The token a stdio server acts for: one client per process, given at start."""
+
+    lock = threading.Lock()
+    secret: str | None = None
+
+
+def set_stdio_token(secret: str | None) -> None:
+    with _StdioToken.lock:
+        _StdioToken.secret = secret
+
+
+def current_token() -> ApiToken:
+    """The calling session's API token, checked again on every call.
+
+    Over HTTP it is the request's Bearer token (the SDK's auth middleware has
+    verified it for this request); over stdio the one the server was started with.
+    Checked on each call, so revoking a token stops a session that is already open.
+    """
+    access = get_access_token()
+    secret = access.token if access is not None else _StdioToken.secret
+    token = None if secret is None else token_authenticate(secret=secret)
+    if token is None:
+        raise ToolError(UNKNOWN_TOKEN)
+    return token
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        parts.append(f"{where}: {error['msg']}" if where else str(error["msg"]))
+    return "invalid input: " + "; ".join(parts)
+
+
+def tool_errors(fn: _F) -> _F:
+    """``fn`` as an MCP tool body: the service's error messages become tool errors
+    (the model reads them and can correct its call); the database connection is
+    handled as Django handles it around a request. Anything else is a crash, which
+    the SDK logs and answers with a generic error (no internals reach the client)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        close_old_connections()
+        try:
+            return fn(*args, **kwargs)
+        except (ServiceError, HttpError) as exc:
+            raise ToolError(printable(str(exc))) from None
+        except ValidationError as exc:
+            raise ToolError(printable(_validation_message(exc))) from None
+        finally:
+            close_old_connections()
+
+    return wrapper  # type: ignore[return-value]
