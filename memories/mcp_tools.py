@@ -12,6 +12,7 @@ types at registration to build each tool's JSON schema.
 from typing import Annotated, Any, Literal
 
 from django.conf import settings
+from django.utils import timezone
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 from ninja.errors import HttpError
@@ -34,14 +35,14 @@ from memories.api import (
     visible_memory,
     visible_thread,
 )
-from memories.context import build_context
+from memories.context import active_constraints, build_context
 from memories.extraction.types import IMPORTANCE, candidate_from_api
 from memories.ingest import memory_write, message_ingest
 from memories.models import MemoryKind, MemoryStatus
 from memories.recall import RecallQuery, recall
 from spaceduck import runtime
-from spaceduck.access import actor, resolve_namespace
-from spaceduck.mcp_base import current_token, tool_errors
+from spaceduck.access import actor, require_namespace, resolve_namespace
+from spaceduck.mcp_base import current_token, resource_errors, tool_errors
 from spaceduck.models import ApiToken
 
 Namespace = Annotated[
@@ -288,6 +289,24 @@ def get_fact(key: FactKey, namespace: Namespace = None) -> dict[str, Any]:
     return _dump(FactOut, fact)
 
 
+@resource_errors
+def constraints(namespace: str) -> str:
+    """The rules every agent must follow in a namespace: its active constraint procedures
+    (global scope), most important first, as get_context puts them in its system block."""
+    token = current_token()
+    canonical = require_namespace(token, namespace, "read")
+    rules = active_constraints(
+        namespace=canonical,
+        thread_id="",
+        project_id=None,
+        task_id=None,
+        exclude_task_memories=None,
+        now=timezone.now(),
+    )
+    lines = [f"- {memory.content} (memory {memory.pk})" for memory in rules]
+    return "\n".join([f"# Constraints of {canonical}", *(lines or ["(none)"])])
+
+
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
@@ -308,3 +327,8 @@ def register(server: MCPServer) -> None:
         annotations=ToolAnnotations(idempotent_hint=True, destructive_hint=False),
     )
     server.add_tool(get_fact, title="Get a fact", annotations=READ_ONLY)
+    server.resource(
+        "spaceduck://namespaces/{namespace}/constraints",
+        title="Constraints of a namespace",
+        mime_type="text/markdown",
+    )(constraints)

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from ninja.errors import HttpError
 from pydantic import ValidationError
 
@@ -89,5 +89,22 @@ def tool_errors(fn: _F) -> _F:
             raise ToolError(printable(_validation_message(exc))) from None
         finally:
             close_old_connections()
+
+    return wrapper  # type: ignore[return-value]
+
+
+def resource_errors(fn: _F) -> _F:
+    """As ``tool_errors``, for a resource: a read either returns contents or fails with a
+    protocol error, ``ResourceNotFoundError`` for what the REST API answers 404."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool_errors(fn)(*args, **kwargs)
+        except ToolError as exc:
+            cause = exc.__context__
+            status = getattr(cause, "status_code", None)
+            error = ResourceNotFoundError if status == 404 else ResourceError
+            raise error(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]

@@ -41,3 +41,15 @@ def test_bench_ingest_runs_inline_and_with_a_worker_process() -> None:
     for line in lines:
         assert re.search(rf"8 messages in {NUMBER}s = {NUMBER} msg/s", line)
         assert "extractions not done 0" in line
+
+
+@pytest.mark.slow
+def test_bench_mcp_times_recall_through_rest_and_mcp_on_the_same_answers() -> None:
+    buf = StringIO()
+    call_command("bench", "mcp", "--memories", "60", "--calls", "6", stdout=buf)
+    out = buf.getvalue()
+    assert "6 calls per way" in out
+    assert "the same answer from all three: 6/6" in out
+    for way in ("REST", "MCP over HTTP", "MCP over stdio"):
+        assert re.search(rf"{way} +p50 +{NUMBER} ms, p95 +{NUMBER} ms", out), out
+    assert len(re.findall(rf"= {NUMBER}x / {NUMBER}x REST", out)) == 2

@@ -50,6 +50,9 @@ def make(name, namespaces, perms):
     return {"id": created.token.pk, "secret": created.secret}
 bob = memory_write(candidate_from_api({"kind": "fact", "content": "Bob lives in Oslo."}),
                    namespace="user:bob", actor="test")
+rule = {"kind": "procedure", "procedure_subtype": "constraint",
+        "content": "Never deploy on Fridays.", "importance": "critical"}
+assert memory_write(candidate_from_api(rule), namespace="user:alice", actor="test").memory_id
 print(json.dumps({
     "agent": make("agent", ["user:alice"], ["read", "write"]),
     "approver": make("approver", ["user:alice"], ["read", "write", "approve"]),
@@ -217,6 +220,17 @@ async def agent_session(client: Client, data: dict[str, Any]) -> None:
     assert "not found" in await refused(
         client, "remember", content="x", thread_id=data["bob_thread"]
     )
+
+    # a resource: the namespace's constraints; another namespace's are not found
+    templates = await client.list_resource_templates()
+    uris = [template.uri_template for template in templates.resource_templates]
+    assert uris == ["spaceduck://namespaces/{namespace}/constraints"]
+    read = await client.read_resource("spaceduck://namespaces/user:alice/constraints")
+    rules = read.contents[0].text  # type: ignore[union-attr]
+    assert rules.startswith("# Constraints of user:alice")
+    assert "- Never deploy on Fridays." in rules
+    with pytest.raises(MCPError, match="not found"):
+        await client.read_resource("spaceduck://namespaces/user:bob/constraints")
 
     # bad input: clear tool errors, and the server keeps serving
     assert "content" in await refused(client, "remember", content="")

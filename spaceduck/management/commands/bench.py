@@ -17,6 +17,7 @@ BENCHMARKS = {
     "ingest": "spaceduck.benchmarks.ingest",
     "load": "spaceduck.benchmarks.load",
     "locomo": "spaceduck.benchmarks.locomo",
+    "mcp": "spaceduck.benchmarks.mcp",
     "pages": "spaceduck.benchmarks.pages",
     "recall": "spaceduck.benchmarks.recall",
     "vectors": "spaceduck.benchmarks.vectors",
