@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
+from spaceduck.benchmarks.mcp import wait_for_port
 from tests.processes import MANAGE, free_port, manage, service_env
 
 pytestmark = pytest.mark.slow
@@ -98,26 +99,11 @@ def http_server(deployment: tuple[dict[str, str], dict[str, Any]]) -> Iterator[s
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        asyncio.run(_wait_for_port(port, process))
+        asyncio.run(wait_for_port(port, process))
         yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-async def _wait_for_port(port: int, process: subprocess.Popen[str]) -> None:
-    for _ in range(300):
-        if process.poll() is not None:
-            raise AssertionError(
-                f"mcp --http exited: {process.stdout.read() if process.stdout else ''}"
-            )
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            await asyncio.sleep(0.1)
-    raise AssertionError("mcp --http did not listen within 30 s")
 
 
 @asynccontextmanager

@@ -58,9 +58,12 @@ def _start_mcp_http(port: int) -> subprocess.Popen[bytes]:
     )
 
 
-async def _wait_for_port(port: int, deadline_s: float = 60) -> None:
+async def wait_for_port(port: int, process: subprocess.Popen[Any], deadline_s: float = 60) -> None:
+    """Once something listens on 127.0.0.1:``port``; SystemExit if ``process`` ends first."""
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the MCP server exited with {process.returncode} before listening")
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.close()
@@ -145,7 +148,7 @@ def child_main(config: dict[str, Any]) -> None:
     server = _start_server(rest_port)
     mcp_http = _start_mcp_http(mcp_port)
     try:
-        asyncio.run(_wait_for_port(mcp_port))
+        asyncio.run(wait_for_port(mcp_port, mcp_http))
         times, agreed = asyncio.run(
             _measure(
                 queries,
