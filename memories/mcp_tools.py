@@ -42,6 +42,7 @@ from memories.models import MemoryKind, MemoryStatus
 from memories.recall import RecallQuery, recall
 from spaceduck import runtime
 from spaceduck.access import actor, require_namespace, resolve_namespace
+from spaceduck.limits import MAX_SQL_INT
 from spaceduck.mcp_base import current_token, resource_errors, tool_errors
 from spaceduck.models import ApiToken
 
@@ -220,7 +221,9 @@ def get_context(
 
 @tool_errors
 def forget(
-    memory_id: Annotated[int, Field(ge=1, description="The memory's id (from recall or list).")],
+    memory_id: Annotated[
+        int, Field(ge=1, le=MAX_SQL_INT, description="The memory's id (from recall or list).")
+    ],
 ) -> dict[str, Any]:
     """Delete a memory for good (its history records who deleted it)."""
     token = current_token()

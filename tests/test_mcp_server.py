@@ -226,7 +226,8 @@ async def agent_session(client: Client, data: dict[str, Any]) -> None:
     )
     assert "U+0000" in await refused(client, "remember", content="nul \x00 inside")
     assert "invalid namespace" in await refused(client, "list_memories", namespace="nonsense")
-    assert "internal" not in await refused(client, "forget", memory_id=2**62)
+    assert "not found" in await refused(client, "forget", memory_id=2**62)
+    assert "less than or equal" in await refused(client, "forget", memory_id=2**70)
     assert (await call(client, "get_fact", key="diet/allergies"))["value"] == ["peanuts"]
 
 
