@@ -289,11 +289,20 @@ def test_http_an_agent_session_other_tokens_and_a_revoked_one(
     asyncio.run(session())
 
 
-def test_http_needs_a_bearer_token(http_server: str) -> None:
-    async def post() -> httpx2.Response:
-        async with httpx2.AsyncClient() as http:
-            return await http.post(http_server, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+def test_http_needs_a_bearer_token_and_one_of_the_allowed_hosts(
+    deployment: tuple[dict[str, str], dict[str, Any]], http_server: str
+) -> None:
+    _, data = deployment
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    bearer = {"Authorization": f"Bearer {data['agent']['secret']}"}
 
-    response = asyncio.run(post())
-    assert response.status_code == 401
-    assert response.headers["www-authenticate"].startswith("Bearer")
+    async def post(headers: dict[str, str]) -> httpx2.Response:
+        async with httpx2.AsyncClient() as http:
+            return await http.post(http_server, json=ping, headers={**accept, **headers})
+
+    anonymous = asyncio.run(post({}))
+    assert anonymous.status_code == 401
+    assert anonymous.headers["www-authenticate"].startswith("Bearer")
+    # DNS rebinding: a page on another name that resolves here is refused
+    assert asyncio.run(post({**bearer, "Host": "evil.example"})).status_code == 421
