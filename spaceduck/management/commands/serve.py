@@ -21,24 +21,17 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from spaceduck.blas import one_thread
+
 MAX_BACKOFF_S = 30.0
 HEALTHY_AFTER_S = 60.0  # a worker that ran this long before dying restarts at once
 STOP_TIMEOUT_S = 30.0
 
 
 def _child_env() -> dict[str, str]:
-    """The environment of the web server and the worker: one BLAS thread each.
-
-    Concurrency comes from requests (processes x threads), and every vector
-    product is small (one query against one namespace). OpenBLAS's own threads
-    only spin against the request threads for the same cores: with them a
-    search cost 27 ms of CPU instead of 10 and a context build 79 instead of 22
-    (10k memories, 2 cores). An operator's explicit setting wins.
-    """
-    env = dict(os.environ)
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(name, "1")
-    return env
+    """The environment of the web server and the worker: one BLAS thread each
+    (spaceduck/blas.py says why)."""
+    return dict(one_thread(dict(os.environ)))
 
 
 class Command(BaseCommand):
