@@ -8,10 +8,11 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 import pytest
@@ -24,6 +25,7 @@ from spaceduck.benchmarks.mcp import wait_for_port
 from tests.processes import MANAGE, free_port, manage, service_env
 
 pytestmark = pytest.mark.slow
+T = TypeVar("T")
 
 TOOLS = {
     "remember",
@@ -64,6 +66,13 @@ print(json.dumps({
 """
 
 
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: in the whole suite the browser tests'
+    Playwright leaves an event loop set on the main thread, where asyncio.run refuses."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 @pytest.fixture
 def deployment(tmp_path: Path) -> tuple[dict[str, str], dict[str, Any]]:
     """A migrated deployment (extraction inline), its tokens and some of bob's data."""
@@ -99,7 +108,7 @@ def http_server(deployment: tuple[dict[str, str], dict[str, Any]]) -> Iterator[s
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        asyncio.run(wait_for_port(port, process))
+        run_async(wait_for_port(port, process))
         yield url
     finally:
         process.terminate()
@@ -243,7 +252,7 @@ def test_stdio_an_agent_session_and_then_its_token_revoked(
             message = await refused(client, "recall", query="lisbon")
             assert "revoked" in message
 
-    asyncio.run(session())
+    run_async(session())
 
 
 def test_stdio_refuses_to_start_without_a_valid_token(
@@ -286,7 +295,7 @@ def test_http_an_agent_session_other_tokens_and_a_revoked_one(
                 await client.list_tools()
         assert unknown.group_contains(MCPError)  # its first request answered 401
 
-    asyncio.run(session())
+    run_async(session())
 
 
 def test_http_needs_a_bearer_token_and_one_of_the_allowed_hosts(
@@ -301,8 +310,8 @@ def test_http_needs_a_bearer_token_and_one_of_the_allowed_hosts(
         async with httpx2.AsyncClient() as http:
             return await http.post(http_server, json=ping, headers={**accept, **headers})
 
-    anonymous = asyncio.run(post({}))
+    anonymous = run_async(post({}))
     assert anonymous.status_code == 401
     assert anonymous.headers["www-authenticate"].startswith("Bearer")
     # DNS rebinding: a page on another name that resolves here is refused
-    assert asyncio.run(post({**bearer, "Host": "evil.example"})).status_code == 421
+    assert run_async(post({**bearer, "Host": "evil.example"})).status_code == 421
