@@ -205,6 +205,14 @@ def run_extraction(extraction_id: int) -> Extraction | None:
     except ProviderError as exc:
         _failed_attempt(record, exc, started)
         return record
+    except Exception as exc:
+        # Any other error (a bug, "database is locked" past the busy timeout) is a failed
+        # attempt too. Left "running", the record would stay claimed by this live worker,
+        # whose heartbeat renews the lease forever: never retried, never failed. Seen
+        # with 4 worker processes on one SQLite file (bench ingest at 1M).
+        logger.exception("extraction %s: attempt %s failed", record.pk, record.attempts)
+        _failed_attempt(record, exc, started)
+        return record
     failpoint("extraction.before_finish")
     record.candidates = [verdict_json(v) for v in verdicts]
     record.status = Extraction.Status.DONE

@@ -110,3 +110,28 @@ def test_health_reports_memories_missing_from_the_search_indexes(client: Client)
     assert (body["indexes"]["memories"], body["indexes"]["vectors"]) == (1, 0)
     assert "manage.py reindex" in body["indexes"]["problem"]
     assert body["indexes"]["problem"] in body["problems"]
+
+
+def test_an_unexpected_error_in_an_attempt_is_a_failed_attempt_not_a_record_left_running(
+    monkeypatch: pytest.MonkeyPatch,
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    from django.db import OperationalError
+
+    from memories.extraction import runner
+
+    def locked(*args: object, **kwargs: object) -> None:
+        raise OperationalError("database is locked")
+
+    settings.EXTRACTION_RETRIES = 1
+    monkeypatch.setattr(runner, "commit_candidate", locked)
+    record = running(lease_in_s=-1, attempts=0)
+    assert run_extraction(record.pk) is not None
+    record.refresh_from_db()
+    assert (record.status, record.claimed_by, record.lease_until) == ("queued", "", None)
+    assert record.next_attempt_at is not None  # retried after the backoff
+    assert "database is locked" in record.errors[-1]["error"]
+    assert renew_leases(worker=runner.worker_id()) == 0  # nothing for a heartbeat to keep alive
+    run_extraction(record.pk)  # the last attempt fails the same way
+    record.refresh_from_db()
+    assert record.status == "failed"
