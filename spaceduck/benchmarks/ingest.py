@@ -229,6 +229,7 @@ def run_messages(size: int, filled: float, texts: list[str], workers: int) -> No
         stop_workers(procs)
     elapsed = time.perf_counter() - started
     failed = Extraction.objects.exclude(status="done").count() - not_done
+    errors = [e for errs in Extraction.objects.values_list("errors", flat=True) for e in errs]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     how = f"{workers} worker processes" if workers else "inline"
     count = len(texts)
@@ -240,6 +241,8 @@ def run_messages(size: int, filled: float, texts: list[str], workers: int) -> No
         f"memories now {Memory.objects.filter(namespace=NAMESPACE).count()}, "
         f"extractions not done {failed}, peak RSS {peak_mb:.0f} MB"
     )
+    if errors:  # retried attempts (the run still counts only what finished)
+        print(f"  {len(errors)} failed attempts so far, e.g.: {errors[-1]['error'][:200]}")
 
 
 if __name__ == "__main__":
