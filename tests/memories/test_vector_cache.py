@@ -598,3 +598,33 @@ def test_bench_vectors_prints_load_search_knn_and_baseline_timings() -> None:
         assert re.search(rf"{name}\s*: p50 {NUMBER} ms, p95 {NUMBER} ms", text), text
     assert re.search(rf"search/baseline: p50 {NUMBER}x, p95 {NUMBER}x", text), text
     assert "exact: yes" in text
+
+
+@transactional
+def test_writes_committed_during_a_load_are_applied_and_the_copy_kept(
+    monkeypatch: pytest.MonkeyPatch, loads: list[str]
+) -> None:
+    """Another process writing while a large namespace loads must not make every
+    search load it again: the load is brought up to date from the log and cached."""
+    rng = np.random.default_rng(41)
+    stored = fill(ALICE, unit_vectors(rng, 40))
+    query = unit_vectors(rng, 1)[0]
+    counting = vector_index._load
+    written: list[int] = []
+
+    def load_while_others_write(cursor: Any, namespace: str, version: tuple[int, int]) -> Any:
+        snapshot = counting(cursor, namespace, version)
+        if not written:  # a new memory and a changed one commit on another connection
+            created = in_thread(
+                lambda: memory_create(namespace=ALICE, kind="fact", content="x", actor="t").pk
+            )
+            in_thread(lambda: vector_index.upsert([(created, ALICE, query)]))
+            in_thread(lambda: vector_index.upsert([(next(iter(stored)), ALICE, -query)]))
+            written.append(created)
+        return snapshot
+
+    monkeypatch.setattr(vector_index, "_load", load_while_others_write)
+    assert hit_ids(ALICE, query, 1) == written  # the write made during the load
+    assert hit_ids(ALICE, -query, 1) == [next(iter(stored))]
+    assert hit_ids(ALICE, query, 1) == written
+    assert loads == [ALICE]  # loaded once, then served from the cache
