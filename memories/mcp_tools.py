@@ -43,17 +43,9 @@ from memories.recall import RecallQuery, recall
 from spaceduck import runtime
 from spaceduck.access import actor, require_namespace, resolve_namespace
 from spaceduck.limits import MAX_SQL_INT
-from spaceduck.mcp_base import current_token, resource_errors, tool_errors
+from spaceduck.mcp_base import NamespaceArg, current_token, dump, resource_errors, tool_errors
 from spaceduck.models import ApiToken
 
-Namespace = Annotated[
-    str | None,
-    Field(
-        description="The memory space, e.g. 'user:alice' (kind:id; kinds: user, agent, "
-        "workflow, global). Omit it when your token is granted exactly one namespace.",
-        max_length=300,
-    ),
-]
 ThreadId = Annotated[
     str,
     Field(description="A conversation thread's id, as returned by remember.", max_length=64),
@@ -62,11 +54,6 @@ ThreadId = Annotated[
 Kind = Literal[tuple(MemoryKind.values)]  # type: ignore[valid-type]
 Status = Literal[tuple(MemoryStatus.values)]  # type: ignore[valid-type]
 Importance = Literal[tuple(IMPORTANCE)]  # type: ignore[valid-type]
-
-
-def _dump(schema: Any, body: Any) -> dict[str, Any]:
-    """``body`` as the REST route answers it (same schema, JSON types)."""
-    return schema.model_validate(body).model_dump(mode="json")  # type: ignore[no-any-return]
 
 
 def _message_thread(token: ApiToken, namespace: str | None, thread_id: str | None) -> str:
@@ -99,7 +86,7 @@ def remember(
             "rejected with a reason)."
         ),
     ] = "message",
-    namespace: Namespace = None,
+    namespace: NamespaceArg = None,
     thread_id: Annotated[
         str | None,
         Field(
@@ -130,7 +117,7 @@ def remember(
     if mode == "message":
         thread = _message_thread(token, namespace, thread_id)
         saved = message_saved_out(message_ingest(thread, role, content))
-        return {"mode": "message", **_dump(MessageSavedOut, saved)}
+        return {"mode": "message", **dump(MessageSavedOut, saved)}
     if thread_id is not None:
         raise HttpError(422, "thread_id is for mode=message; a memory belongs to no thread")
     canonical = resolve_namespace(token, namespace, "write")
@@ -138,7 +125,7 @@ def remember(
     verdict = memory_write(
         candidate_from_api(payload.dict()), namespace=canonical, actor=actor(token)
     )
-    return {"mode": "memory", **_dump(WriteDecisionOut, decision_out(verdict))}
+    return {"mode": "memory", **dump(WriteDecisionOut, decision_out(verdict))}
 
 
 @tool_errors
@@ -151,7 +138,7 @@ def recall_memories(
             pattern=r"\S",
         ),
     ],
-    namespace: Namespace = None,
+    namespace: NamespaceArg = None,
     top_k: Annotated[int, Field(ge=1, le=100, description="How many memories at most.")] = 10,
     kinds: Annotated[
         list[Kind] | None, Field(description="Only these kinds (default: all).")
@@ -181,7 +168,7 @@ def recall_memories(
             exclude_task_memories=None,  # an agent's default, as the REST search's
         )
     )
-    return _dump(SearchOut, {"memories": hits_out(hits, explain=explain), "memory": "enabled"})
+    return dump(SearchOut, {"memories": hits_out(hits, explain=explain), "memory": "enabled"})
 
 
 @tool_errors
@@ -216,7 +203,7 @@ def get_context(
         if history_budget is None
         else history_budget,
     )
-    return _dump(ContextOut, context_out(result, compacted=False))
+    return dump(ContextOut, context_out(result, compacted=False))
 
 
 @tool_errors
@@ -234,7 +221,7 @@ def forget(
 
 @tool_errors
 def list_memories(
-    namespace: Namespace = None,
+    namespace: NamespaceArg = None,
     kinds: Annotated[
         list[Kind] | None, Field(description="Only these kinds (default: all).")
     ] = None,
@@ -250,7 +237,7 @@ def list_memories(
     memories = selectors.memory_list(
         namespaces=[canonical], kinds=kinds or [], statuses=status or [], limit=limit
     )
-    return _dump(MemoryListOut, {"memories": list(memories)})
+    return dump(MemoryListOut, {"memories": list(memories)})
 
 
 FactKey = Annotated[
@@ -267,7 +254,7 @@ FactKey = Annotated[
 def set_fact(
     key: FactKey,
     value: Annotated[JsonValue, Field(description="Any JSON value.")],
-    namespace: Namespace = None,
+    namespace: NamespaceArg = None,
     ttl_ms: Annotated[
         int | None, Field(ge=0, description="Forget it after this many milliseconds.")
     ] = None,
@@ -278,18 +265,18 @@ def set_fact(
     canonical = resolve_namespace(token, namespace, "write")
     payload = FactIn(value=value, ttl_ms=ttl_ms)
     fact = services.set_fact(canonical, key, payload.value, ttl_ms=payload.ttl_ms)
-    return _dump(FactOut, fact)
+    return dump(FactOut, fact)
 
 
 @tool_errors
-def get_fact(key: FactKey, namespace: Namespace = None) -> dict[str, Any]:
+def get_fact(key: FactKey, namespace: NamespaceArg = None) -> dict[str, Any]:
     """Get a key-value fact set earlier with set_fact."""
     token = current_token()
     canonical = resolve_namespace(token, namespace, "read")
     fact = selectors.get_fact(canonical, key)
     if fact is None:  # missing and expired look the same
         raise HttpError(404, f"fact {key!r} not found in namespace {canonical!r}")
-    return _dump(FactOut, fact)
+    return dump(FactOut, fact)
 
 
 @resource_errors

@@ -16,24 +16,16 @@ from pydantic import Field
 from notes import selectors, services
 from notes.api import NoteOut, NoteSearchOut, granted_namespaces, notes_out
 from spaceduck.access import actor, require_permission, resolve_namespace
-from spaceduck.mcp_base import current_token, tool_errors
+from spaceduck.mcp_base import NamespaceArg, current_token, dump, tool_errors
 from spaceduck.namespaces import NAMESPACE_KINDS
 
-Namespace = Annotated[
-    str | None,
-    Field(
-        description="The namespace, e.g. 'user:alice'. Omit it when your token is granted "
-        "exactly one namespace.",
-        max_length=300,
-    ),
-]
 NoteId = Annotated[str, Field(min_length=1, max_length=services.MAX_ID_LENGTH)]
 
 
 @tool_errors
 def save_note(
     body: Annotated[str, Field(description="The note's text (markdown).", min_length=1)],
-    namespace: Namespace = None,
+    namespace: NamespaceArg = None,
     kind: Annotated[
         str | None,
         Field(
@@ -71,14 +63,13 @@ def save_note(
         supersedes=supersedes or (),
         id=id,
     )
-    out = NoteOut.model_validate(notes_out([saved.note])[0]).model_dump(mode="json")
-    return {**out, "created": saved.created}
+    return {**dump(NoteOut, notes_out([saved.note])[0]), "created": saved.created}
 
 
 @tool_errors
 def search_notes(
     query: Annotated[str, Field(description="Words to look for.", min_length=1)],
-    namespace: Namespace = None,
+    namespace: NamespaceArg = None,
     kind: Annotated[
         str | None,
         Field(
@@ -108,7 +99,7 @@ def search_notes(
     )
     found = notes_out([hit.note for hit in hits])
     body = {"notes": [{**out, "score": hit.score} for out, hit in zip(found, hits, strict=True)]}
-    return NoteSearchOut.model_validate(body).model_dump(mode="json")  # type: ignore[no-any-return]
+    return dump(NoteSearchOut, body)
 
 
 def register(server: MCPServer) -> None:

@@ -23,6 +23,12 @@ class InvalidInput(ServiceError):
     status_code = 422
 
 
+class NotAuthenticated(ServiceError):
+    """No valid token: the REST API answers this itself (401); the MCP tools raise it."""
+
+    status_code = 401
+
+
 class NotFound(ServiceError):
     status_code = 404
 

@@ -14,17 +14,18 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from ninja.errors import HttpError
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from spaceduck.errors import ServiceError
+from spaceduck.errors import NotAuthenticated, ServiceError
 from spaceduck.limits import printable
 from spaceduck.models import ApiToken
+from spaceduck.namespaces import MAX_ENCODED_LENGTH
 from spaceduck.tokens import token_authenticate
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def current_token() -> ApiToken:
     secret = access.token if access is not None else _StdioToken.secret
     token = None if secret is None else token_authenticate(secret=secret)
     if token is None:
-        raise ToolError(UNKNOWN_TOKEN)
+        raise NotAuthenticated(UNKNOWN_TOKEN)
     return token
 
 
@@ -72,11 +73,11 @@ def _validation_message(exc: ValidationError) -> str:
     return "invalid input: " + "; ".join(parts)
 
 
-def tool_errors(fn: _F) -> _F:
-    """``fn`` as an MCP tool body: the service's error messages become tool errors
-    (the model reads them and can correct its call); the database connection is
-    handled as Django handles it around a request. Anything else is a crash, which
-    the SDK logs and answers with a generic error (no internals reach the client)."""
+def _mapped(fn: _F, error: Callable[[str, int], Exception]) -> _F:
+    """``fn`` with the services' errors turned into ``error(message, status)`` (the REST
+    API's message and status code), and Django's connection handling around each call
+    as around a request. Anything else is a crash, which the SDK logs and answers with
+    a generic error (no internals reach the client)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -84,27 +85,42 @@ def tool_errors(fn: _F) -> _F:
         try:
             return fn(*args, **kwargs)
         except (ServiceError, HttpError) as exc:
-            raise ToolError(printable(str(exc))) from None
+            raise error(printable(str(exc)), exc.status_code) from None
         except ValidationError as exc:
-            raise ToolError(printable(_validation_message(exc))) from None
+            raise error(printable(_validation_message(exc)), 422) from None
         finally:
             close_old_connections()
 
     return wrapper  # type: ignore[return-value]
 
 
+def tool_errors(fn: _F) -> _F:
+    """``fn`` as a tool body: errors become tool errors, which the model reads and can
+    correct its call by."""
+    return _mapped(fn, lambda message, status: ToolError(message))
+
+
 def resource_errors(fn: _F) -> _F:
-    """As ``tool_errors``, for a resource: a read either returns contents or fails with a
-    protocol error, ``ResourceNotFoundError`` for what the REST API answers 404."""
+    """``fn`` as a resource: a read returns contents or fails with a protocol error,
+    ``ResourceNotFoundError`` for what the REST API answers 404."""
+    return _mapped(
+        fn,
+        lambda message, status: (ResourceNotFoundError if status == 404 else ResourceError)(
+            message
+        ),
+    )
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return tool_errors(fn)(*args, **kwargs)
-        except ToolError as exc:
-            cause = exc.__context__
-            status = getattr(cause, "status_code", None)
-            error = ResourceNotFoundError if status == 404 else ResourceError
-            raise error(str(exc)) from None
 
-    return wrapper  # type: ignore[return-value]
+def dump(schema: type[BaseModel], body: Any) -> dict[str, Any]:
+    """``body`` as the REST route answers it: through its output schema, JSON types."""
+    return schema.model_validate(body).model_dump(mode="json")
+
+
+NamespaceArg = Annotated[
+    str | None,
+    Field(
+        description="The namespace, e.g. 'user:alice' (kind:id; kinds: user, agent, workflow, "
+        "global). Omit it when your token is granted exactly one namespace.",
+        max_length=MAX_ENCODED_LENGTH,
+    ),
+]
