@@ -11,8 +11,6 @@ used as in a request.
 from __future__ import annotations
 
 import functools
-import logging
-import threading
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -28,8 +26,6 @@ from spaceduck.models import ApiToken
 from spaceduck.namespaces import MAX_ENCODED_LENGTH
 from spaceduck.tokens import token_authenticate
 
-logger = logging.getLogger(__name__)
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 UNKNOWN_TOKEN = (
@@ -38,16 +34,13 @@ UNKNOWN_TOKEN = (
 )
 
 
-class _StdioToken:
-    """The token a stdio server acts for: one client per process, given at start."""
-
-    lock = threading.Lock()
-    secret: str | None = None
+# The token a stdio server acts for: one client per process, given at start.
+_stdio_secret: str | None = None
 
 
 def set_stdio_token(secret: str | None) -> None:
-    with _StdioToken.lock:
-        _StdioToken.secret = secret
+    global _stdio_secret  # the process's one identity, set once at start
+    _stdio_secret = secret
 
 
 def current_token() -> ApiToken:
@@ -58,7 +51,7 @@ def current_token() -> ApiToken:
     Checked on each call, so revoking a token stops a session that is already open.
     """
     access = get_access_token()
-    secret = access.token if access is not None else _StdioToken.secret
+    secret = access.token if access is not None else _stdio_secret
     token = None if secret is None else token_authenticate(secret=secret)
     if token is None:
         raise NotAuthenticated(UNKNOWN_TOKEN)
