@@ -57,6 +57,10 @@ from spaceduck.providers.embeddings.base import Fingerprint
 
 Ids = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
+
+# How far below the k-th float32 score a column is still scored exactly (_Snapshot.best):
+# a float32 dot product of two 384-d unit vectors is off by at most ~2.3e-5 (384 x 2^-24).
+_SHORTLIST_MARGIN = 1e-4
 Version = tuple[int, int]  # (table epoch, namespace counter)
 Changes = dict[int, Matrix | None]  # memory id -> its current unit vector, None when gone
 Key = tuple[str, str]  # (database name, namespace)
@@ -304,22 +308,23 @@ class Scan:
 
     hits: list[tuple[int, float]]
     snapshot: _Snapshot | None = None
-    scores: Matrix | None = None  # scores[i]: the cosine of snapshot.ids[i]
+    query: Matrix | None = None  # the unit query vector the snapshot was scored against
     # A namespace searched through PostgreSQL's index: cosines are read from the table.
     indexed: tuple[str, np.ndarray] | None = None
 
     def cosines(self, memory_ids: Collection[int]) -> dict[int, float]:
         """memory id -> cosine with the query, for those of ``memory_ids`` with a vector.
 
-        Gathering their columns again would cost ~0.4 ms for 80 memories at 100k (one
-        cache miss per dimension); the scores are already here."""
+        Scored exactly (``_Snapshot.exact``), as the hits are: the scan's float32 scores
+        depend on each column's place in the copy (~0.4 ms for 80 memories at 100k)."""
         if self.indexed is not None and memory_ids:
             return _cosines_sql(*self.indexed, memory_ids)
-        if self.snapshot is None or self.scores is None or not memory_ids:
+        if self.snapshot is None or self.query is None or not memory_ids:
             return {}
         wanted = np.unique(np.fromiter(memory_ids, dtype=np.int64, count=len(memory_ids)))
         at = self.snapshot.positions(wanted)
-        return dict(zip(self.snapshot.ids[at].tolist(), self.scores[at].tolist(), strict=True))
+        exact = self.snapshot.exact(self.query, at)
+        return dict(zip(self.snapshot.ids[at].tolist(), exact.tolist(), strict=True))
 
 
 def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
@@ -331,8 +336,10 @@ def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
     snapshot = _checked(_snapshot(namespace), vector)
     if snapshot.size == snapshot.dead.size:
         return Scan([])
-    scores = snapshot.scores(_unit(vector))
-    return Scan(_best(snapshot.ids[: snapshot.size], scores, k), snapshot, scores)
+    query = _unit(vector)
+    scores = snapshot.scores(query)
+    everything = np.arange(snapshot.size)
+    return Scan(snapshot.best(query, everything, scores, k), snapshot, query)
 
 
 def _indexed(namespace: str) -> bool:
@@ -511,7 +518,7 @@ def _changes(cursor: Any, namespace: str, since: int, until: int) -> Changes | N
     for memory_id in {int(memory_id) for _, memory_id in logged}:
         row = cursor.execute(_sql(_ROW_SQL, _PG_ROW_SQL), [memory_id]).fetchone()
         alive = row is not None and row[0] == namespace
-        changes[memory_id] = _unit(_decode(bytes(row[1]), 1)[0]) if alive else None
+        changes[memory_id] = _stored_unit(_decode(bytes(row[1]), 1)[0]) if alive else None
     return changes
 
 
@@ -585,7 +592,7 @@ class _Snapshot:
             raise ValueError(
                 f"query vector has {query.shape[0]} dimensions, the index {self.matrix.shape[0]}"
             )
-        ids, columns = self.ids[: self.size], self.matrix[:, : self.size]
+        columns = self.matrix[:, : self.size]
         wanted = np.unique(np.fromiter(candidate_ids, dtype=np.int64, count=len(candidate_ids)))
         positions = self.positions(wanted)
         # Gathering many columns copies them; past a quarter a full product is cheaper.
@@ -593,7 +600,42 @@ class _Snapshot:
             scores = (query @ columns)[positions]
         else:
             scores = query @ columns[:, positions]
-        return _best(ids[positions], scores, k)
+        return self.best(query, positions, scores, k)
+
+    def best(
+        self, query: Matrix, positions: Ids, scores: Matrix, k: int
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best (id, cosine) of the columns at ``positions``, best first, ties by
+        the newer memory (higher id), every cosine from ``exact``.
+
+        ``scores`` (BLAS's float32 product) only shortlists: every column within
+        ``_SHORTLIST_MARGIN`` of the k-th score is scored again exactly, so the answer
+        depends on the vectors alone, not on where the copy holds them (a fresh load, a
+        copy caught up from the log, an import: the same list)."""
+        alive = np.flatnonzero(scores != -np.inf)
+        k = min(k, int(alive.size))
+        if k == 0:
+            return []
+        scores = scores[alive]
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        near = alive[scores >= kth - _SHORTLIST_MARGIN]
+        ids = self.ids[positions[near]]
+        cosines = self.exact(query, positions[near])
+        order = np.lexsort((-ids, -cosines))[:k]
+        return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
+
+    def exact(self, query: Matrix, positions: Ids) -> npt.NDArray[np.float64]:
+        """The cosines of the columns at ``positions``, the same wherever a column sits.
+
+        BLAS rounds a column's dot product by its place in the matrix (its blocking), so
+        the same two vectors could score 1 ulp apart in two copies and swap places in a
+        tie. Here each product of two float32 values is exact in float64 and they are
+        summed in dimension order (cumsum is sequential): one value per pair of vectors."""
+        if positions.size == 0:
+            return np.zeros(0)
+        terms = self.matrix[:, positions].astype(np.float64)
+        terms *= query.astype(np.float64)[:, None]
+        return np.cumsum(terms, axis=0)[-1]
 
     def scores(self, query: Matrix) -> Matrix:
         """Every column's cosine with ``query`` (a unit vector); -inf for dead columns."""
@@ -835,27 +877,30 @@ def _unit(vector: np.ndarray) -> Matrix:
 
 
 def _normalise_columns(columns: Matrix) -> None:
-    norms = np.sqrt(np.einsum("ij,ij->j", columns, columns))
+    """Scale each column to length 1 in place, the same way whatever the matrix's width.
+
+    A stored vector reaches a copy either in a load (many columns) or caught up from the
+    log (one, ``_stored_unit``); both must hold the very same float32 values, or one copy
+    scores it 1 ulp apart from the other. So the squared norm is summed in float64 one
+    dimension after another (elementwise over the columns: no reordering by BLAS or by
+    numpy's pairwise sums, whose grouping depends on the shape)."""
+    squares = np.zeros(columns.shape[1])
+    for row in columns:
+        squares += np.square(row, dtype=np.float64)
+    norms = np.sqrt(squares).astype(np.float32)
     norms[norms == 0] = 1.0
     columns /= norms[None, :]
 
 
+def _stored_unit(vector: np.ndarray) -> Matrix:
+    """A stored vector as a copy holds it: ``_normalise_columns`` of that one column."""
+    column = np.array(vector, dtype=np.float32).reshape(-1, 1)
+    _normalise_columns(column)
+    return column[:, 0]
+
+
 def _dims_of(appends: list[tuple[int, Matrix]]) -> int:
     return int(appends[0][1].shape[0]) if appends else 0
-
-
-def _best(ids: Ids, scores: Matrix, k: int) -> list[tuple[int, float]]:
-    """The ``k`` best (id, score) pairs, best first; dead rows (-inf) left out."""
-    k = min(k, int(scores.size))
-    if k == 0:
-        return []
-    top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    top = top[np.argsort(-scores[top], kind="stable")]
-    return [
-        (memory_id, score)
-        for memory_id, score in zip(ids[top].tolist(), scores[top].tolist(), strict=True)
-        if score != -np.inf
-    ]
 
 
 # --- Re-embedding beside the index in use (memories.reembed) ----------------------

@@ -2,7 +2,7 @@
 the extractions, the search indexes against the memories.
 
 ``status`` is ``ok``, ``degraded`` (serving, but something needs a person: the
-reasons are in ``problems``) or ``error`` (503: no database).
+reasons are in ``problems``) or ``error`` (503: no database, or migrations pending).
 """
 
 from __future__ import annotations
@@ -28,17 +28,30 @@ def queue_length() -> int | None:
 
 
 def health_report() -> tuple[dict[str, Any], int]:
-    """The report and its HTTP status: 200 (ok or degraded) or 503 (no database)."""
+    """The report and its HTTP status: 200 (ok or degraded) or 503 (no database or
+    migrations pending)."""
     from spaceduck.checks import embedding_fingerprint_problem
     from spaceduck.providers import get_embedder
 
     body: dict[str, Any] = {"status": "ok"}
     try:
         body.update(database_versions())
-        body["database"] = "ok"
+        pending = pending_migrations()
     except Exception as exc:
         body.update(status="error", database=f"error: {exc.__class__.__name__}")
         return body, 503
+    if pending:
+        # Serving now would answer 500s on the missing tables: out of a balancer's rotation.
+        body.update(
+            status="error",
+            database="migrations pending",
+            problems=[
+                f"{len(pending)} migration(s) not applied ({_by_app(pending)}): "
+                "run `python manage.py migrate`"
+            ],
+        )
+        return body, 503
+    body["database"] = "ok"
     fingerprint = get_embedder().fingerprint
     body["embedding"] = {
         "provider": fingerprint.provider,
@@ -70,6 +83,36 @@ _VERSIONS_SQL = {
         "pgvector": "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
     },
 }
+
+
+# Databases (by name) found fully migrated: migrations are not un-applied under a running
+# server, so each process loads the migration graph (~50 ms) until it is up to date, then
+# never again.
+_MIGRATED: set[str] = set()
+
+
+def pending_migrations() -> list[str]:
+    """The migrations not applied to the database (``app.name``), in the order of the plan."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    name = str(connection.settings_dict["NAME"])
+    if name in _MIGRATED:
+        return []
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    pending = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+    if not pending:
+        _MIGRATED.add(name)
+    return pending
+
+
+def _by_app(pending: list[str]) -> str:
+    """ "spaceduck: 2 from 0002_worker_heartbeat; ..." for each app with pending migrations."""
+    apps: dict[str, list[str]] = {}
+    for label in pending:
+        app, name = label.split(".", 1)
+        apps.setdefault(app, []).append(name)
+    return "; ".join(f"{app}: {len(names)} from {names[0]}" for app, names in apps.items())
 
 
 def database_versions() -> dict[str, str]:

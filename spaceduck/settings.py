@@ -63,8 +63,10 @@ INSTALLED_APPS = [
     # django-ninja's templates and static files: /api/docs serves Swagger UI from here,
     # not from a CDN, so the docs work offline (whitenoise serves them via the finders).
     "ninja",
-    "huey.contrib.djhuey",
+    # Before huey's app: its `run_huey` command is replaced by spaceduck's (the same consumer
+    # with the heartbeat and crash recovery; spaceduck/management/commands/run_huey.py).
     "spaceduck",
+    "huey.contrib.djhuey",
     "memories",
     "notes",
 ]

@@ -150,6 +150,48 @@ def test_every_message_is_extracted_once_after_the_worker_is_killed(
     assert memories(env) == expected  # nothing duplicated, nothing missing
 
 
+def test_huey_s_own_run_huey_command_has_the_heartbeat_and_recovers_a_killed_consumer(
+    tmp_path: Path, expected: Counter[tuple[str, str]]
+) -> None:
+    """`manage.py run_huey`, as huey's documentation tells users to start a consumer, is
+    the worker too: a killed one's extractions are recovered by the next run_huey, and a
+    running one is alive in health. It used to run tasks without either."""
+    env = service_env(tmp_path, **FAST)
+    assert manage(env, "migrate", "--no-input").returncode == 0
+    ingest(env)
+    consumer = ("run_huey", "--workers", "2")
+    doomed = start_manage({**env, "SPACEDUCK_FAILPOINTS": "extraction.in_dedup=kill@9"}, *consumer)
+    assert doomed.wait(timeout=120) == -signal.SIGKILL
+    assert statuses(env)["running"] >= 1
+    beats = query(env, "SELECT worker_id FROM spaceduck_workerheartbeat")
+    assert [row[0].endswith(f":{doomed.pid}") for row in beats] == [True]
+
+    second = start_manage(env, *consumer)
+    try:
+        wait_until(lambda: statuses(env) == Counter({"done": 50}), 120, "50 done extractions")
+        alive = query(
+            env, "SELECT worker_id FROM spaceduck_workerheartbeat WHERE stopped_at IS NULL"
+        )
+        assert f":{second.pid}" in " ".join(row[0] for row in alive)
+    finally:
+        second.send_signal(signal.SIGINT)
+        second.wait(timeout=30)
+    errors = [json.loads(row[0]) for row in query(env, "SELECT errors FROM memories_extraction")]
+    assert any("lease expired" in e["error"] for err in errors for e in err)
+    assert memories(env) == expected
+    beats = dict(query(env, "SELECT worker_id, stopped_at FROM spaceduck_workerheartbeat"))
+    [stopped] = [at for worker, at in beats.items() if worker.endswith(f":{second.pid}")]
+    assert stopped is not None  # a clean stop says so
+
+
+def test_run_huey_refuses_process_workers_whose_leases_it_could_not_renew(tmp_path: Path) -> None:
+    env = service_env(tmp_path)
+    done = manage(env, "run_huey", "--worker-type", "process")
+    assert done.returncode != 0
+    assert "--worker-type thread" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_serve_restarts_a_killed_worker_and_health_says_degraded_meanwhile(
     tmp_path: Path,
 ) -> None:

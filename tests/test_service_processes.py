@@ -177,3 +177,47 @@ def test_the_worker_extracts_after_the_save_returns(migrated_env: dict[str, str]
     finally:
         consumer.send_signal(signal.SIGINT)
         consumer.wait(timeout=30)
+
+
+def _health_until_it_answers(base: str, server: object) -> tuple[int, dict[str, object]]:
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert server.poll() is None, server.stdout.read()  # type: ignore[attr-defined]
+        try:
+            status, body = http_get(f"{base}/api/health", timeout=2)
+            return status, json.loads(body)
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("the server never answered")
+
+
+@pytest.mark.parametrize("migrated", ["nothing", "part"])
+def test_health_is_503_naming_the_pending_migrations_until_migrate_runs(
+    tmp_path: Path, migrated: str
+) -> None:
+    """A load balancer keeps a server with unapplied migrations out of rotation (503 with the
+    reason); it was a 500 ("no such table") before."""
+    env = service_env(tmp_path)
+    if migrated == "part":  # e.g. a new release deployed before its migrations ran
+        assert manage(env, "migrate", "spaceduck", "0001", "--no-input").returncode == 0
+    port = free_port()
+    server = start_manage(env, "serve", f"127.0.0.1:{port}", "--no-worker")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        status, health = _health_until_it_answers(base, server)
+        assert status == 503
+        assert health["status"] == "error"
+        assert health["database"] == "migrations pending"
+        [problem] = health["problems"]  # type: ignore[misc]
+        expected = {"nothing": "spaceduck: 3 from 0001_initial", "part": "spaceduck: 2 from 0002"}
+        assert expected[migrated] in problem
+        assert "run `python manage.py migrate`" in problem
+        assert manage(env, "migrate", "--no-input").returncode == 0
+        status, health = _health_until_it_answers(base, server)
+        assert status == 200
+        assert health["database"] == "ok"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
