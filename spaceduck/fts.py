@@ -23,9 +23,23 @@ _UNBINDABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_TERMS = 32
 
 
+def fold(text: str) -> str:
+    """``text`` as both databases' note indexes compare it: NFKC (a fullwidth or ligature
+    letter is its plain one), then diacritics removed (NFKD without combining marks), so
+    "cafe" + U+0301 (a decomposed accent, as macOS keyboards and many pastes produce),
+    "café" and "cafe" are one word. FTS5's ``unicode61 remove_diacritics 2`` and
+    PostgreSQL's ``spaceduck_fold`` (notes migration 0005) do the same to the notes."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    return unicodedata.normalize(
+        "NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    )
+
+
 def literal_terms(text: str) -> list[str]:
-    """The searchable chunks of ``text``, de-duplicated in order, at most MAX_TERMS."""
-    cleaned = _UNBINDABLE.sub(" ", text)
+    """The searchable chunks of ``text`` (folded), de-duplicated in order, at most MAX_TERMS."""
+    cleaned = fold(_UNBINDABLE.sub(" ", text))
     seen: dict[str, None] = {}
     for chunk in cleaned.split():
         if any(ch.isalnum() for ch in chunk):

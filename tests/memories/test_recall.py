@@ -204,3 +204,17 @@ def test_a_word_found_too_common_is_not_counted_again_but_a_rare_one_always_is(
     assert keyword_list("user:alice", "orchid", 20) == []
     orchid = add("Alice grows an orchid.")
     assert [memory_id for memory_id, _ in keyword_list("user:alice", "orchid", 20)] == [orchid.pk]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["cafe\u0301", "café", "CAFÉ", "cafe", "\uff43\uff41\uff46\uff45"],  # decomposed, fullwidth
+)
+def test_unicode_forms_of_a_word_find_the_same_memories_on_either_database(query: str) -> None:
+    composed = memory_create(namespace="user:u", kind="fact", content="café au lait", actor="t")
+    decomposed = memory_create(
+        namespace="user:u", kind="fact", content="cafe\u0301 noir", actor="t"
+    )
+    memory_create(namespace="user:u", kind="fact", content="tea with milk", actor="t")
+    found = {memory_id for memory_id, _ in keyword_list("user:u", query, 10)}
+    assert found == {composed.pk, decomposed.pk}

@@ -198,6 +198,26 @@ def test_query_syntax_characters_are_just_text(query: str, expected: list[str]) 
     assert sorted(found(query)) == expected
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "cafe\u0301",  # "e" + a combining acute accent (macOS keyboards, many pastes)
+        "café",
+        "CAFÉ",
+        "cafe",
+        "\uff43\uff41\uff46\uff45",  # fullwidth letters (NFKC: "cafe")
+        "cafe\u0301 au lait",
+    ],
+)
+def test_unicode_forms_of_a_word_find_the_same_notes_on_either_database(query: str) -> None:
+    enable_note_search("user")
+    save_note(NS, "café au lait", id="composed")
+    save_note(NS, "cafe\u0301 noir", id="decomposed")  # the note stored with the mark apart
+    save_note(NS, "a cafe by the sea", id="plain")
+    expected = ["composed"] if "lait" in query else ["composed", "decomposed", "plain"]
+    assert sorted(found(query)) == expected
+
+
 @pytest.mark.usefixtures("corpus")
 @pytest.mark.parametrize("query", ["", " ", "\t\n", "\x00", "\ud800", "* : ^ - ( ) { }", '""'])
 def test_an_empty_or_whitespace_query_returns_nothing(query: str) -> None:
