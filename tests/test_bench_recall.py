@@ -97,8 +97,28 @@ def test_bench_locomo_prints_recall_at_k_per_mode(tmp_path: Path) -> None:
         assert out.count(f"recall@{k}") == 2  # one table per mode
     for column in ("vector", "keyword", "hybrid", "final"):
         assert len(re.findall(rf"^  {column}\s+{NUMBER}", out, flags=re.MULTILINE)) == 4
-    # the default split: the first three fifths of the conversations fit, the rest held out
-    assert "fitted on: conv-a; held out: conv-b" in out
+    # The shipped weights were fitted on none of these: all of this file is held out.
+    assert "second stage weights fitted on: conv-26, conv-30, conv-41\n" in out
+    assert "in this file: fitted on none; held out conv-a, conv-b\n" in out
+    assert "fitted on (" not in out  # no line for a subset the file does not hold
+
+
+def test_bench_locomo_splits_fitted_and_held_out_within_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "tiny-locomo.json"
+    path.write_text(json.dumps([_conversation("conv-26"), _conversation("conv-b")]))
+    buf = StringIO()
+    call_command("bench", "locomo", str(path), "--embedder", "hash", "--k", "1", stdout=buf)
+    out = buf.getvalue()
+    assert "in this file: fitted on conv-26; held out conv-b\n" in out
+    assert out.count("  fitted on  (3 questions)") == 2  # one line per mode
+    assert out.count("  held out   (3 questions)") == 2
+
+
+def test_bench_locomo_fit_needs_a_conversation_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "tiny-locomo.json"
+    path.write_text(json.dumps([_conversation("conv-a"), _conversation("conv-b")]))
+    with pytest.raises(CommandError, match="none of --fit-on .* name some of its own: conv-a"):
+        call_command("bench", "locomo", str(path), "--embedder", "hash", "--fit")
 
 
 def test_locomo_turn_contents_and_evidence_ids() -> None:

@@ -124,6 +124,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def sample_names(data: list[dict[str, Any]]) -> list[str]:
+    return [str(sample.get("sample_id", number)) for number, sample in enumerate(data)]
+
+
+def check_fit_on(data: list[dict[str, Any]], fit_on: str, path: Path) -> None:
+    """--fit needs at least one of --fit-on in the file (nothing else is fitted on)."""
+    from django.core.management import CommandError
+
+    names = sample_names(data)
+    if not any(name in names for name in fit_on.split(",")):
+        raise CommandError(
+            f"--fit: none of --fit-on ({fit_on}) is a conversation of {path}; "
+            f"name some of its own: {', '.join(names)}"
+        )
+
+
+def split(names: list[str], fit_on: list[str]) -> tuple[list[str], list[str]]:
+    """The file's conversations the weights were fitted on, and the rest (held out)."""
+    return [n for n in names if n in fit_on], [n for n in names if n not in fit_on]
+
+
 def check_data(path: Path) -> list[dict[str, Any]]:
     """The samples in ``path``, or a CommandError that says what is wrong and where to get it."""
     from django.core.management import CommandError
@@ -146,7 +167,9 @@ def check_data(path: Path) -> list[dict[str, Any]]:
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
-    check_data(Path(options["path"]))
+    data = check_data(Path(options["path"]))
+    if options["fit"]:
+        check_fit_on(data, str(options["fit_on"]), Path(options["path"]))
     path = str(Path(options["path"]).resolve())
     args = [
         path,
@@ -349,6 +372,7 @@ def last_session_date(rows: list[Turn]) -> datetime | None:
 
 def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit: bool) -> None:
     setup_child_django()
+    from memories import rerank
     from spaceduck.providers import get_embedder
 
     data = json.loads(Path(path).read_text())
@@ -387,9 +411,11 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
                 asked[store_mode].append(Asked(name, q["category"], evidence, found, pool))
     took = time.perf_counter() - started
     fp = embedder.fingerprint
-    names = [str(s.get("sample_id", i)) for i, s in enumerate(data)]
-    fit_on = [n for n in fit_on if n in names] or names[: max(1, len(names) * 3 // 5)]
-    held_out = [n for n in names if n not in fit_on]
+    names = sample_names(data)
+    # Without --fit the final columns use the shipped weights: what they were fitted on.
+    shipped = rerank.weights()
+    weights_fitted_on = fit_on if fit else (shipped.fitted_on if shipped else [])
+    fit_on, held_out = split(names, weights_fitted_on)
     print(
         f"locomo: {len(data)} conversations, {stored} turns per mode ({fp.provider}/{fp.model}), "
         f"{len(asked['pipeline'])} questions (categories 1-4) per mode, {took:.1f} s"
@@ -413,7 +439,11 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
                     for k in cutoffs
                 )
                 print(f"  {store_mode:<8} {label:<10} ({len(subset)} questions): {cells}")
-    print(f"second stage weights fitted on: {', '.join(fit_on)}; held out: {', '.join(held_out)}")
+    print(f"second stage weights fitted on: {', '.join(weights_fitted_on) or 'nothing'}")
+    print(
+        f"  in this file: fitted on {', '.join(fit_on) or 'none'}; "
+        f"held out {', '.join(held_out) or 'none'}"
+    )
     for store_mode in STORES:
         report(store_mode, asked[store_mode], cutoffs, fit_on, held_out)
 
