@@ -117,7 +117,7 @@ def test_bench_locomo_splits_fitted_and_held_out_within_the_file(tmp_path: Path)
 def test_bench_locomo_fit_needs_a_conversation_of_the_file(tmp_path: Path) -> None:
     path = tmp_path / "tiny-locomo.json"
     path.write_text(json.dumps([_conversation("conv-a"), _conversation("conv-b")]))
-    with pytest.raises(CommandError, match="none of --fit-on .* name some of its own: conv-a"):
+    with pytest.raises(CommandError, match=r"none of --fit-on .* name some of its own: conv-a"):
         call_command("bench", "locomo", str(path), "--embedder", "hash", "--fit")
 
 
