@@ -64,9 +64,13 @@ def health_report() -> tuple[dict[str, Any], int]:
     body["worker"], worker_problem = _worker()
     body["extractions"], extraction_problems = _extractions()
     body["indexes"] = _indexes()
+    mcp_problem = None
+    if settings.MCP_ADDRESS:
+        body["mcp"], mcp_problem = mcp_endpoint(settings.MCP_ADDRESS)
     problems = [
         body["embedding"]["problem"],
         worker_problem,
+        mcp_problem,
         *extraction_problems,
         body["indexes"]["problem"],
     ]
@@ -74,6 +78,31 @@ def health_report() -> tuple[dict[str, Any], int]:
     if body["problems"]:
         body["status"] = "degraded"
     return body, 200
+
+
+MCP_PROBE_TIMEOUT_S = 2.0
+
+
+def mcp_endpoint(address: str) -> tuple[dict[str, Any], str | None]:
+    """Whether the MCP endpoint at HOST:PORT answers HTTP at /mcp (any status: without a
+    token it is a 401, which proves the server is up)."""
+    import http.client
+
+    host, _, port = address.rpartition(":")
+    connection_ = http.client.HTTPConnection(
+        host.strip("[]"), int(port), timeout=MCP_PROBE_TIMEOUT_S
+    )
+    try:
+        connection_.request("GET", "/mcp", headers={"Host": host})
+        status = connection_.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        return (
+            {"address": address, "answering": False},
+            f"the MCP endpoint at {address} is not answering ({exc.__class__.__name__})",
+        )
+    finally:
+        connection_.close()
+    return {"address": address, "answering": True, "status": status}, None
 
 
 _VERSIONS_SQL = {

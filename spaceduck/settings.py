@@ -201,6 +201,9 @@ RECOVERY_EVERY_SECONDS = env_float("SPACEDUCK_RECOVERY_EVERY_SECONDS", 30.0, min
 # extraction has been due (queued) for this long.
 WORKER_STALE_SECONDS = env_int("SPACEDUCK_WORKER_STALE_SECONDS", 60, minimum=1)
 EXTRACTION_STUCK_SECONDS = env_int("SPACEDUCK_EXTRACTION_STUCK_SECONDS", 300, minimum=1)
+# Where the MCP endpoint (manage.py mcp --http) listens, HOST:PORT: /api/health asks it and
+# says "degraded" when it does not answer. `serve --mcp HOST:PORT` sets it for its web server.
+MCP_ADDRESS = env_str("SPACEDUCK_MCP_ADDRESS", "")
 
 # --- Web server (manage.py serve: gunicorn) ---------------------------------------------
 # Processes rather than threads: requests are CPU-bound Python, so threads of one

@@ -126,3 +126,13 @@ def is_running(pid: int) -> bool:
         return False
     status = Path(f"/proc/{pid}/status")
     return status.exists() and "zombie" not in status.read_text()
+
+
+def wait_until(check: Any, timeout: float, what: str) -> None:
+    """Poll ``check()`` every 0.2 s until it is true, or fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")

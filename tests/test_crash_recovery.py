@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tests.processes import (
     service_env,
     start_manage,
     wait_for_http,
+    wait_until,
 )
 
 pytestmark = pytest.mark.slow
@@ -94,15 +94,6 @@ def statuses(env: dict[str, str]) -> Counter[str]:
 def memories(env: dict[str, str]) -> Counter[tuple[str, str]]:
     rows = query(env, "SELECT namespace, content FROM memories_memory")
     return Counter((namespace, content) for namespace, content in rows)
-
-
-def wait_until(check, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Coroutine, Iterator
@@ -22,7 +24,18 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from spaceduck.benchmarks.mcp import wait_for_port
-from tests.processes import MANAGE, free_port, manage, service_env
+from tests.processes import (
+    MANAGE,
+    children_of,
+    free_port,
+    http_get,
+    is_running,
+    manage,
+    service_env,
+    start_manage,
+    wait_for_http,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 T = TypeVar("T")
@@ -315,3 +328,50 @@ def test_http_needs_a_bearer_token_and_one_of_the_allowed_hosts(
     assert anonymous.headers["www-authenticate"].startswith("Bearer")
     # DNS rebinding: a page on another name that resolves here is refused
     assert run_async(post({**bearer, "Host": "evil.example"})).status_code == 421
+
+
+def test_serve_mcp_runs_the_endpoint_supervised_and_health_reports_it(
+    deployment: tuple[dict[str, str], dict[str, Any]],
+) -> None:
+    """`serve --mcp HOST:PORT`: an MCP client lists the tools through it; SIGKILLed, the
+    endpoint is started again; health says whether it answers."""
+    env, data = deployment
+    web, mcp = free_port(), free_port()
+    server = start_manage(env, "serve", f"127.0.0.1:{web}", "--mcp", f"127.0.0.1:{mcp}")
+    health = f"http://127.0.0.1:{web}/api/health"
+
+    def report() -> dict[str, Any]:
+        return json.loads(http_get(health)[1])
+
+    async def tools() -> set[str]:
+        async with http_client(f"http://127.0.0.1:{mcp}/mcp", data["agent"]["secret"]) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    try:
+        wait_for_http(health, server)
+        run_async(wait_for_port(mcp, server))
+        assert run_async(tools()) == TOOLS
+        assert report()["mcp"] == {"address": f"127.0.0.1:{mcp}", "answering": True, "status": 401}
+        [endpoint] = [pid for pid in children_of(server.pid) if b"mcp" in _cmdline(pid)]
+        server.send_signal(signal.SIGSTOP)  # the supervisor waits: health sees the gap
+        try:
+            os.kill(endpoint, signal.SIGKILL)
+            wait_until(lambda: report()["mcp"]["answering"] is False, 30, "health to notice")
+            body = report()
+            assert body["status"] == "degraded"
+            assert f"the MCP endpoint at 127.0.0.1:{mcp} is not answering" in body["problems"][0]
+        finally:
+            server.send_signal(signal.SIGCONT)
+        wait_until(lambda: report()["mcp"]["answering"] is True, 60, "the endpoint restarted")
+        [replacement] = [pid for pid in children_of(server.pid) if b"mcp" in _cmdline(pid)]
+        assert replacement != endpoint
+        assert run_async(tools()) == TOOLS
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    assert server.returncode == 0
+    assert not is_running(replacement)
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")

@@ -13,10 +13,10 @@ from spaceduck.tokens import token_authenticate
 TOKEN_VARIABLE = "SPACEDUCK_MCP_TOKEN"
 
 
-def _host_port(value: str) -> tuple[str, int]:
+def host_port(value: str, *, option: str = "--http") -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise CommandError(f"--http wants HOST:PORT, e.g. 127.0.0.1:8765; got {value!r}")
+        raise CommandError(f"{option} wants HOST:PORT, e.g. 127.0.0.1:8765; got {value!r}")
     return host.strip("[]"), int(port)
 
 
@@ -44,7 +44,7 @@ class Command(BaseCommand):
         if options["http"]:
             if options["token"]:
                 raise CommandError("--token is for stdio; over HTTP each request sends its own")
-            self._serve_http(*_host_port(options["http"]))
+            self._serve_http(*host_port(options["http"]))
         else:
             self._serve_stdio(options["token"] or os.environ.get(TOKEN_VARIABLE, ""))
 

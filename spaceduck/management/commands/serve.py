@@ -1,11 +1,16 @@
-"""`manage.py serve`: the production web server (gunicorn) and a supervised worker.
+"""`manage.py serve`: the production web server (gunicorn), a supervised worker and,
+with ``--mcp HOST:PORT``, a supervised MCP endpoint.
 
 The web server is gunicorn with SPACEDUCK_WEB_WORKERS processes of
 SPACEDUCK_WEB_THREADS threads each; the worker is `manage.py worker` (a huey
-consumer with a heartbeat and crash recovery). A worker that dies is started
-again after a pause that doubles with each quick death (1 s up to 30 s) and
-resets once it has run for a minute. SIGINT (Ctrl-C) and SIGTERM stop both
+consumer with a heartbeat and crash recovery); the MCP endpoint is `manage.py mcp
+--http HOST:PORT` (streamable HTTP, Bearer API tokens). A supervised process that dies
+is started again after a pause that doubles with each quick death (1 s up to 30 s) and
+resets once it has run for a minute. SIGINT (Ctrl-C) and SIGTERM stop everything
 cleanly: gunicorn finishes its requests, the worker its tasks.
+
+The web server's health (/api/health) reports the MCP endpoint: serve tells it where
+(SPACEDUCK_MCP_ADDRESS) and health asks it.
 """
 
 from __future__ import annotations
@@ -16,55 +21,118 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from spaceduck.blas import one_thread
+from spaceduck.management.commands.mcp import host_port
 
 MAX_BACKOFF_S = 30.0
-HEALTHY_AFTER_S = 60.0  # a worker that ran this long before dying restarts at once
+HEALTHY_AFTER_S = 60.0  # a process that ran this long before dying restarts at once
 STOP_TIMEOUT_S = 30.0
 
 
-def _child_env() -> dict[str, str]:
-    """The environment of the web server and the worker: one BLAS thread each
-    (spaceduck/blas.py says why)."""
-    return dict(one_thread(dict(os.environ)))
+def _child_env(**extra: str) -> dict[str, str]:
+    """The environment of the web server, the worker and the MCP endpoint: one BLAS thread
+    each (spaceduck/blas.py says why)."""
+    return {**one_thread(dict(os.environ)), **extra}
+
+
+@dataclass
+class Supervised:
+    """One child kept running: restarted with a growing pause after quick deaths."""
+
+    name: str
+    command: list[str]
+    stop_signal: signal.Signals
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    quick_deaths: int = 0
+    restart_at: float | None = None
+    log: list[str] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command, cwd=settings.BASE_DIR, env=_child_env())
+        self.started, self.restart_at = time.monotonic(), None
+
+    def check(self, say: Any) -> None:
+        """Start it again when it died and its pause is over."""
+        now = time.monotonic()
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.start()
+            return
+        if self.process is None or self.process.poll() is None:
+            return
+        ran = now - self.started
+        self.quick_deaths = 0 if ran >= HEALTHY_AFTER_S else self.quick_deaths + 1
+        pause = min(MAX_BACKOFF_S, 2.0 ** max(self.quick_deaths - 1, 0)) if self.quick_deaths else 0
+        say(
+            f"The {self.name} exited with code {self.process.returncode} after {ran:.0f} s; "
+            f"starting it again in {pause:.0f} s."
+        )
+        self.restart_at = now + pause
 
 
 class Command(BaseCommand):
-    help = "Run the service: gunicorn (web) and the background worker, supervised."
+    help = (
+        "Run the service: gunicorn (web), the background worker and, with --mcp, the MCP "
+        "endpoint, supervised."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
         parser.add_argument("--no-worker", action="store_true", help="Run the web server only.")
+        parser.add_argument(
+            "--mcp",
+            metavar="HOST:PORT",
+            help="Also serve MCP over streamable HTTP at http://HOST:PORT/mcp (supervised).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        mcp = options["mcp"]
+        if mcp:
+            host_port(mcp, option="--mcp")  # a clear error now, not a restart loop later
         self.stopping = threading.Event()
         # Ctrl-C and a service manager's SIGTERM both mean "stop cleanly".
         signal.signal(signal.SIGINT, self._stop)
         signal.signal(signal.SIGTERM, self._stop)
-        web = self._start_web(options["addrport"])
-        supervise = not options["no_worker"] and not self._immediate()
-        worker: subprocess.Popen[bytes] | None = None
+        children = self._children(options["no_worker"], mcp)
+        web = self._start_web(options["addrport"], mcp)
         try:
-            worker = self._supervise(web) if supervise else self._wait(web)
+            for child in children:
+                self.stdout.write(f"{child.name.capitalize()}: {' '.join(child.command[1:])}.")
+                self.stdout.flush()
+                child.start()
+            while not self.stopping.is_set() and web.poll() is None:
+                for child in children:
+                    child.check(self.stderr.write)
+                self.stopping.wait(0.5)
         finally:
-            self._stop_all(web, worker)
+            self._stop_all(web, children)
         if web.returncode not in (0, None) and not self.stopping.is_set():
             raise CommandError(f"the web server exited with code {web.returncode}")
 
     def _stop(self, signum: int, frame: object) -> None:
         self.stopping.set()
 
-    def _immediate(self) -> bool:
+    def _children(self, no_worker: bool, mcp: str | None) -> list[Supervised]:
+        manage = [sys.executable, "manage.py"]
+        children = []
         if settings.HUEY_IMMEDIATE:
             self.stdout.write("SPACEDUCK_HUEY_IMMEDIATE is on: tasks run inline, no worker.")
-        return bool(settings.HUEY_IMMEDIATE)
+        elif not no_worker:
+            children.append(Supervised("worker", [*manage, "worker"], signal.SIGINT))
+        if mcp:
+            children.append(
+                Supervised("MCP endpoint", [*manage, "mcp", "--http", mcp], signal.SIGTERM)
+            )
+        return children
 
-    def _start_web(self, addrport: str) -> subprocess.Popen[bytes]:
+    def _start_web(self, addrport: str, mcp: str | None) -> subprocess.Popen[bytes]:
         workers, threads = settings.WEB_WORKERS, settings.WEB_THREADS
         self.stdout.write(f"Web server: gunicorn on http://{addrport} ({workers}x{threads}).")
         self.stdout.flush()
@@ -74,52 +142,23 @@ class Command(BaseCommand):
             *("--timeout", str(settings.WEB_TIMEOUT), "--graceful-timeout", "20"),
             *("--worker-class", "gthread", "--access-logfile", "-", "--log-level", "warning"),
         ]
-        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=_child_env())
+        env = _child_env(SPACEDUCK_MCP_ADDRESS=mcp) if mcp else _child_env()
+        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env)
 
-    def _start_worker(self) -> subprocess.Popen[bytes]:
-        self.stdout.write(f"Background worker: {settings.HUEY_WORKERS} threads.")
-        self.stdout.flush()
-        return subprocess.Popen(
-            [sys.executable, "manage.py", "worker"], cwd=settings.BASE_DIR, env=_child_env()
-        )
-
-    def _wait(self, web: subprocess.Popen[bytes]) -> None:
-        while not self.stopping.is_set() and web.poll() is None:
-            self.stopping.wait(0.5)
-
-    def _supervise(self, web: subprocess.Popen[bytes]) -> subprocess.Popen[bytes] | None:
-        """Keep one worker running until asked to stop (or the web server dies)."""
-        worker, started, quick_deaths = self._start_worker(), time.monotonic(), 0
-        while not self.stopping.is_set() and web.poll() is None:
-            if worker.poll() is None:
-                self.stopping.wait(0.5)
-                continue
-            ran = time.monotonic() - started
-            quick_deaths = 0 if ran >= HEALTHY_AFTER_S else quick_deaths + 1
-            pause = min(MAX_BACKOFF_S, 2.0 ** max(quick_deaths - 1, 0)) if quick_deaths else 0.0
-            self.stderr.write(
-                f"The worker exited with code {worker.returncode} after {ran:.0f} s; "
-                f"starting it again in {pause:.0f} s."
-            )
-            if self.stopping.wait(pause):
-                break
-            worker, started = self._start_worker(), time.monotonic()
-        return worker
-
-    def _stop_all(
-        self, web: subprocess.Popen[bytes], worker: subprocess.Popen[bytes] | None
-    ) -> None:
-        # gunicorn drains on SIGTERM; huey finishes running tasks on SIGINT.
-        for process, sig in ((web, signal.SIGTERM), (worker, signal.SIGINT)):
-            if process is not None and process.poll() is None:
+    def _stop_all(self, web: subprocess.Popen[bytes], children: list[Supervised]) -> None:
+        # gunicorn drains on SIGTERM; huey finishes running tasks on SIGINT; uvicorn on SIGTERM.
+        running = [(web, signal.SIGTERM)] + [
+            (child.process, child.stop_signal) for child in children if child.process is not None
+        ]
+        for process, sig in running:
+            if process.poll() is None:
                 process.send_signal(sig)
-        for process in (web, worker):
-            if process is None:
-                continue
+        for process, _ in running:
             try:
                 process.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        self.stdout.write("Stopped the web server and the worker.")
+        names = ", ".join(["the web server", *(f"the {child.name}" for child in children)])
+        self.stdout.write(f"Stopped {names}.")
         self.stdout.flush()
