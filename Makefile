@@ -38,12 +38,21 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# The whole suite twice: on the SQLite file, then on a private PostgreSQL + pgvector
-# (tests/postgres.py) with the process tests' huey on Redis (tests/redis_server.py).
-# Tests of SQLite's own objects are marked sqlite_only and skipped there.
+# The whole suite twice, both runs at once (each waits on its subprocesses, servers and
+# browser about half the time: 16 min one after the other, ~9 side by side on 2 cores): on
+# the SQLite file, its output in var/test-sqlite.log and printed when it ends, and on a
+# private PostgreSQL + pgvector (tests/postgres.py) with the process tests' huey on Redis
+# (tests/redis_server.py), shown as it runs. Tests of SQLite's own objects are marked
+# sqlite_only and skipped there. Fails when either run fails.
 test: $(STAMP) test-deps lint
-	$(VENV)/bin/pytest
-	SPACEDUCK_TEST_BACKEND=postgres $(VENV)/bin/pytest
+	@mkdir -p var
+	@echo "SQLite run in the background (var/test-sqlite.log); PostgreSQL run here:"
+	@$(VENV)/bin/pytest > var/test-sqlite.log 2>&1 & lite=$$!; \
+	SPACEDUCK_TEST_BACKEND=postgres $(VENV)/bin/pytest; pg=$$?; \
+	wait $$lite; sqlite=$$?; \
+	echo "=== the SQLite run (var/test-sqlite.log) ==="; cat var/test-sqlite.log; \
+	echo "PostgreSQL run: exit $$pg; SQLite run: exit $$sqlite"; \
+	test $$pg -eq 0 -a $$sqlite -eq 0
 
 clean:
 	rm -rf $(VENV) var
