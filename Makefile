@@ -47,8 +47,8 @@ format: $(STAMP)
 test: $(STAMP) test-deps lint
 	@mkdir -p var
 	@echo "SQLite run in the background (var/test-sqlite.log); PostgreSQL run here:"
-	@$(VENV)/bin/pytest > var/test-sqlite.log 2>&1 & lite=$$!; \
-	SPACEDUCK_TEST_BACKEND=postgres $(VENV)/bin/pytest; pg=$$?; \
+	@$(VENV)/bin/pytest --durations=20 > var/test-sqlite.log 2>&1 & lite=$$!; \
+	SPACEDUCK_TEST_BACKEND=postgres $(VENV)/bin/pytest --durations=20; pg=$$?; \
 	wait $$lite; sqlite=$$?; \
 	echo "=== the SQLite run (var/test-sqlite.log) ==="; cat var/test-sqlite.log; \
 	echo "PostgreSQL run: exit $$pg; SQLite run: exit $$sqlite"; \
