@@ -159,6 +159,7 @@ class Command(BaseCommand):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        names = ", ".join(["the web server", *(f"the {child.name}" for child in children)])
-        self.stdout.write(f"Stopped {names}.")
+        names = ["the web server", *(f"the {child.name}" for child in children)]
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        self.stdout.write(f"Stopped {listed}.")
         self.stdout.flush()
