@@ -38,6 +38,7 @@ from spaceduck import runtime
 from spaceduck.access import (
     Caller,
     actor,
+    granted_write_budget,
     request_token,
     require_namespace,
     require_permission,
@@ -389,7 +390,7 @@ def write_memory(request: HttpRequest, payload: MemoryIn) -> Any:
         skill_id=skill_id,
         scope=payload.scope,
         scope_id=payload.scope_id,
-        max_memory_writes=payload.max_memory_writes,
+        max_memory_writes=granted_write_budget(request, payload.max_memory_writes),
         context=payload.context,
     )
     return Status(201 if verdict.decision == "stored" else 200, decision_out(verdict))
@@ -837,7 +838,7 @@ def save_message(request: HttpRequest, thread_id: ThreadId, payload: MessageIn) 
         provenance=payload.provenance,
         task_id=task_id,
         skill_id=skill_id,
-        max_memory_writes=payload.max_memory_writes,
+        max_memory_writes=granted_write_budget(request, payload.max_memory_writes),
     )
     return Status(201, message_saved_out(ingested))
 

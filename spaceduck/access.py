@@ -79,3 +79,22 @@ def require_permission(request: Caller, permission: str) -> None:
     if not token.has_permission(permission):
         held = ", ".join(token.permissions) or "none"
         raise PermissionDenied(f"this token lacks the {permission!r} permission (it has: {held})")
+
+
+def granted_write_budget(caller: Caller, requested: int | None) -> int | None:
+    """A task's write budget as asked in a request: a lower one than Settings > Memory's is
+    the agent's own choice; a higher one needs the ``approve`` permission, since the budget
+    is what stops a runaway task, and an agent must not lift its own limit."""
+    from spaceduck import runtime
+
+    configured = runtime.task_max_memory_writes()
+    if requested is None or requested <= configured:
+        return requested
+    token = request_token(caller)
+    if not token.has_permission("approve"):
+        raise PermissionDenied(
+            f"max_memory_writes {requested} is above the configured task write budget "
+            f"({configured}): raising it needs the 'approve' permission (this token has: "
+            f"{', '.join(token.permissions) or 'none'}); omit it or ask for at most {configured}"
+        )
+    return requested
