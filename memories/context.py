@@ -298,6 +298,8 @@ def _choose_memories(
     )
     sections = {item.section for item in chosen}
     for hit in ranked:
+        if hit.memory.pk in seen:
+            continue  # each memory once, whatever recall handed over
         item = ContextMemory(hit.memory, section_of(hit.memory), hit.score)
         cost = _line_cost(item)
         cost += 0 if item.section in sections else _heading_cost(item.section)
@@ -305,6 +307,7 @@ def _choose_memories(
         if used + cost > budget:
             continue
         chosen.append(item)
+        seen.add(hit.memory.pk)
         sections.add(item.section)
         used += cost
     return chosen, over_budget

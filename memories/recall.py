@@ -481,8 +481,8 @@ def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
     for row, e in best:
         before, after = found.adjacent[row.id]
         for other, pair in ((before, (None, row.id)), (after, (row.id, None))):
-            if other is None or other in found.adjacent:
-                continue
+            if other is None or other in found.adjacent or other in present:
+                continue  # already a candidate (found by a list): listed once, as found
             new = loaded[other]
             if not _admitted(new, query, found.statuses, found.tasks, found.now) or (
                 new.superseded_by_id is not None and new.superseded_by_id in found.adjacent

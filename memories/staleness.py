@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.compaction import record_run
-from memories.models import Memory, MemoryEvent, MemoryScope, MemoryStatus
+from memories.models import Memory, MemoryEvent, MemoryKind, MemoryScope, MemoryStatus
 from memories.services import memory_history_record
 
 PROCESSOR = "staleness"
@@ -110,6 +110,9 @@ def _mark_chunk(scope: str, cutoff: datetime, now: datetime, after_id: int) -> l
             Memory.objects.filter(
                 status=MemoryStatus.ACTIVE, scope=scope, last_seen_at__lt=cutoff, id__gt=after_id
             )
+            # A rule or a workflow holds until it is changed, however long since it was
+            # last said: procedures never go stale (a stale constraint left the context).
+            .exclude(kind=MemoryKind.PROCEDURE)
             .order_by("id")
             .values_list("id", "namespace", "last_seen_at")[:CHUNK_SIZE]
         )

@@ -297,7 +297,7 @@ def search(
         return []
     if _indexed(namespace):
         found = _cosines_sql(namespace, vector, candidate_ids)
-        return sorted(found.items(), key=lambda hit: (-hit[1], hit[0]))[:k]
+        return sorted(found.items(), key=lambda hit: (-hit[1], -hit[0]))[:k]
     return _checked(_snapshot(namespace), vector).top_k(_unit(vector), k, candidate_ids)
 
 
@@ -358,7 +358,7 @@ def index_scan(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, fl
         (_PG_ANN_SETTINGS_SQL, [ef_search]), (_PG_KNN_SQL, [_encode(vector), namespace, k])
     )
     hits = [(int(memory_id), 1.0 - float(distance)) for memory_id, distance in rows]
-    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))  # relaxed order: sort again
+    return sorted(hits, key=lambda hit: (-hit[1], -hit[0]))  # relaxed order: sort again
 
 
 def _cosines_sql(

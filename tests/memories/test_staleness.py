@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from memories import staleness
 from memories.dedup import WriteContext, touch
@@ -232,3 +235,42 @@ def test_a_stale_memory_observed_again_becomes_active() -> None:
     touch(memory, candidate, WriteContext(namespace="user:alice", actor="extraction"), "again")
     assert status(memory) == "active"
     assert events(memory) == ["created", "stale", "seen", "activated"]
+
+
+@pytest.mark.parametrize("subtype", ["constraint", "workflow"])
+def test_a_procedure_never_goes_stale(subtype: str) -> None:
+    rule = memory_create(
+        namespace="user:alice",
+        kind="procedure",
+        procedure_subtype=subtype,
+        content="Never deploy on Fridays.",
+        actor="test",
+    )
+    Memory.objects.filter(pk=rule.pk).update(last_seen_at=NOW - timedelta(days=400))
+    assert mark_stale(NOW) == 0
+    assert status(rule) == "active"
+
+
+@pytest.fixture
+def migrator() -> Iterator[MigrationExecutor]:
+    executor = MigrationExecutor(connection)
+    yield executor
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_reactivates_procedures_an_earlier_version_marked_stale(
+    migrator: MigrationExecutor,
+) -> None:
+    migrator.migrate([("memories", "0020_postgresql_vector_hnsw")])
+    rule = memory_create(
+        namespace="user:alice", kind="procedure", procedure_subtype="constraint",
+        content="Never deploy on Fridays.", actor="test", status="stale",
+    )  # fmt: skip
+    fact = seen_days_ago(100, status="stale")
+    migrator.loader.build_graph()
+    migrator.migrate([("memories", "0021_procedures_never_stale")])
+    assert status(rule) == "active"
+    assert events(rule)[-1] == "activated"
+    assert status(fact) == "stale"  # facts and episodes still go stale
