@@ -134,6 +134,7 @@ HNSW_INDEX_SQL = (
 )
 _PG_COUNT_SQL = "SELECT coalesce(sum(n), 0) FROM memories_namespace_count WHERE namespace = %s"
 # The query's settings for this transaction only, in one round trip.
+_PG_EXACT_SETTINGS_SQL = "SELECT set_config('enable_indexscan', 'off', true)"
 _PG_ANN_SETTINGS_SQL = (
     "SELECT set_config('hnsw.ef_search', %s, true), "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
@@ -163,7 +164,7 @@ _PG_ROW_SQL = "SELECT namespace, vector_send(embedding) FROM memories_vec WHERE 
 _PG_LOAD_SQL = "SELECT memory_id, vector_send(embedding) FROM memories_vec WHERE namespace = %s"
 _PG_KNN_SQL = (
     "SELECT memory_id, embedding <=> %s::vector AS distance FROM memories_vec "
-    "WHERE namespace = %s ORDER BY distance LIMIT %s"
+    "WHERE namespace = %s ORDER BY distance, memory_id DESC LIMIT %s"
 )
 _PG_BLOBS_SQL = (
     "SELECT memory_id, vector_send(embedding) FROM memories_vec WHERE memory_id IN ({ids})"
@@ -268,13 +269,18 @@ def delete(memory_ids: Sequence[int]) -> None:
 
 def knn(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The ``k`` nearest memories of one namespace as (memory id, cosine similarity), by the
-    database's own query: vec0's exact KNN; on PostgreSQL the planner may use HNSW."""
+    database's own exact query (checks and tests: the reference for ``search``): vec0's KNN;
+    on PostgreSQL a scan with index scans off, since the planner may otherwise choose the
+    HNSW index once statistics say so, which is approximate and, with the namespace filtered
+    after it, can return fewer than k rows."""
     if k <= 0:
         return []
-    with connection.cursor() as cursor:
-        if _postgres():
-            rows = cursor.execute(_PG_KNN_SQL, [_encode(vector), namespace, k]).fetchall()
-        else:
+    if _postgres():
+        rows = _pg_rows(
+            (_PG_EXACT_SETTINGS_SQL, []), (_PG_KNN_SQL, [_encode(vector), namespace, k])
+        )
+    else:
+        with connection.cursor() as cursor:
             rows = cursor.execute(_KNN_SQL, [as_blob(vector), k, namespace]).fetchall()
     return [(int(memory_id), 1.0 - float(distance)) for memory_id, distance in rows]
 

@@ -146,9 +146,13 @@ def _by_app(pending: list[str]) -> str:
 
 def database_versions() -> dict[str, str]:
     """The database's and its vector extension's versions (a query that proves it answers)."""
+    versions = {}
     with connection.cursor() as cursor:
-        queries = _VERSIONS_SQL[connection.vendor].items()
-        return {name: cursor.execute(sql).fetchone()[0] for name, sql in queries}
+        for name, sql in _VERSIONS_SQL[connection.vendor].items():
+            row = cursor.execute(sql).fetchone()
+            # pgvector is created by the first migration: none yet on an unmigrated database.
+            versions[name] = row[0] if row is not None else "not installed"
+    return versions
 
 
 def _indexes() -> dict[str, Any]:
