@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 BENCHMARKS = {
+    "beliefs": "spaceduck.benchmarks.beliefs",
     "embed": "spaceduck.benchmarks.embed",
     "extraction": "spaceduck.benchmarks.extraction",
     "ingest": "spaceduck.benchmarks.ingest",

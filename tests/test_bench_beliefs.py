@@ -1,0 +1,95 @@
+"""`manage.py bench beliefs`: the labelled conversations, their split and the scores."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from spaceduck.benchmarks.beliefs import Outcome, holds, score
+from spaceduck.benchmarks.beliefs_corpus import Conversation, conversations
+
+NUMBER = r"(?:\d+\.\d{3}|-)"
+
+
+def test_the_set_has_400_conversations_and_a_held_out_part_of_whole_families() -> None:
+    every = conversations()
+    assert len(every) >= 400
+    assert len({c.id for c in every}) == len(every)
+    heldout = conversations("heldout")
+    assert len(heldout) / len(every) >= 0.30
+    sides: dict[str, set[str]] = defaultdict(set)
+    for c in every:
+        sides[c.family].add(c.split)
+    assert all(len(split) == 1 for split in sides.values())  # a phrasing is on one side only
+    assert {c.id for c in heldout} | {c.id for c in conversations("tune")} == {c.id for c in every}
+    assert all(1 <= len(c.sessions) <= 5 for c in every)
+    assert all("{" not in term for c in every for b in (*c.active, *c.inactive) for term in b)
+
+
+@pytest.mark.parametrize(
+    ("belief", "content", "held"),
+    [
+        (("Munich",), "The user lives in Munich.", True),
+        (("jazz", "not|no longer"), "The user no longer likes jazz.", True),
+        (("jazz", "not|no longer"), "The user loves jazz.", False),
+        (("prefer", "tea", "!coffee"), "The user prefers coffee over tea.", False),
+        (("prefer", "tea", "!coffee"), "The user prefers tea.", True),
+    ],
+)
+def test_a_belief_is_held_when_every_term_is_in_the_content(
+    belief: tuple[str, ...], content: str, held: bool
+) -> None:
+    assert holds(belief, content) is held
+
+
+def test_the_scores_count_stale_duplicate_and_invented_beliefs() -> None:
+    flip = Conversation(
+        "x-0", "x", "change_of_mind", (("I love jazz.",), ("I don't like jazz anymore.",)),
+        active=(("jazz", "not|no longer"),), inactive=(("love", "jazz"),),
+    )  # fmt: skip
+    joke = Conversation(
+        "y-0", "y", "sarcasm", (("Oh sure, and I'm the Queen of England.",),),
+        inactive=(("queen",),),
+    )  # fmt: skip
+    both = Outcome(
+        flip, ["The user loves jazz.", "The user no longer likes jazz."], ["fact"] * 2, 0
+    )
+    twice = Outcome(
+        flip,
+        ["The user does not like jazz anymore.", "The user no longer likes jazz."],
+        ["fact"] * 2,
+        1,
+    )
+    fooled = Outcome(joke, ["The user is the Queen of England."], ["fact"], 0)
+    assert both.accurate
+    assert both.stale == [("love", "jazz")]
+    assert not both.invented  # an old value still active is stale, not invented
+    numbers = score([both, twice, fooled])
+    assert numbers["accuracy"] == 1.0
+    assert numbers["stale"] == pytest.approx(2 / 3)  # the old belief once, the joke once
+    assert numbers["duplicates"] == pytest.approx(1 / 2)
+    assert numbers["invented"] == pytest.approx(1 / 3)
+    assert numbers["repeats"] == 1
+
+
+def test_bench_beliefs_prints_a_row_per_category_and_all() -> None:
+    out = StringIO()
+    call_command(
+        "bench", "beliefs", "--split", "tune", "--embedders", "hash", "--limit", "12", stdout=out
+    )
+    text = out.getvalue()
+    assert "beliefs, split tune: 12 conversations" in text
+    assert "chat heuristic" in text
+    assert re.search(rf"^all\s+12\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+$", text, re.M)
+    assert re.search(rf"^change_of_mind\s+\d+\s+{NUMBER}", text, re.M)
+
+
+def test_the_held_out_part_cannot_be_read_for_errors() -> None:
+    with pytest.raises(CommandError, match="never tune on heldout"):
+        call_command("bench", "beliefs", "--split", "heldout", "--show-errors")
+    with pytest.raises(CommandError, match="local and/or hash"):
+        call_command("bench", "beliefs", "--embedders", "openai")
