@@ -104,6 +104,13 @@ MAX_MEMORY_WRITES = 1_000_000
 WriteBudget = api_int(ge=0, le=MAX_MEMORY_WRITES)
 
 
+class ClaimOut(OutSchema):
+    subject: str = Field(description='"user", or a person of theirs ("user\'s sister").')
+    attribute: str = Field(description="e.g. location, employer, opinion:jazz, habit:run.")
+    value: str
+    polarity: str = Field(description="affirmed, negated or past.")
+
+
 class MemoryOut(OutSchema):
     id: int
     namespace: str
@@ -128,6 +135,11 @@ class MemoryOut(OutSchema):
     created_at: datetime
     updated_at: datetime
     last_seen_at: datetime
+    claim: ClaimOut | None = Field(
+        None,
+        description="What it claims: another value or polarity of the same subject and "
+        "attribute replaces it, the same value restates it. Null when none was read.",
+    )
 
 
 class MemoryListOut(OutSchema):

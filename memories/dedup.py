@@ -34,6 +34,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import vector_index
+from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Memory, MemoryEvent, MemoryStatus
@@ -103,6 +104,12 @@ def _slot_sql() -> str:
 
 
 _LIVE_IDS_SQL = f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND id IN ({{ids}})"
+# The live memories about one subject and attribute (the partial claim index; its condition
+# must appear in the query for SQLite to use it).
+_CLAIM_SQL = (
+    f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND NOT (claim_attribute = '') "
+    "AND claim_subject = %s AND claim_attribute = %s ORDER BY id"
+)
 # What this message already produced, in any status: a re-run (after a crash) must not
 # bring back a memory that a later message superseded in between.
 _FROM_MESSAGE_SQL = (
@@ -147,7 +154,12 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
 
 
 def _new_memory(candidate: Candidate, ctx: WriteContext) -> Memory:
+    claim = candidate.claim
     return Memory(
+        claim_subject=claim.subject if claim else "",
+        claim_attribute=claim.attribute if claim else "",
+        claim_value=stored_value(claim)[:255] if claim else "",
+        claim_polarity=claim.polarity if claim else "",
         namespace=ctx.namespace,
         kind=candidate.kind,
         title=candidate.title,
@@ -261,6 +273,36 @@ def _slot_holders(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
     return [rows[memory_id] for memory_id in sorted(rows)]
 
 
+def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]]:
+    """The live facts about the claim's subject and attribute (for a preference, those
+    comparing the same things), oldest first."""
+    ids = _live_ids(ctx, "fact", _CLAIM_SQL, claim.subject, claim.attribute)
+    rows = memories_by_id(ids)
+    held = [(rows[i], _stored_claim(rows[i])) for i in sorted(rows)]
+    return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
+
+
+def _stored_claim(memory: Memory) -> Claim | None:
+    return from_columns(
+        memory.claim_subject, memory.claim_attribute, memory.claim_value, memory.claim_polarity
+    )
+
+
+def _other_thing(candidate: Candidate, memory: Memory) -> bool:
+    """Both claim something, about different things (my sister's birthday, my brother's):
+    never one memory, whatever the cosine or the arbiter."""
+    theirs = _stored_claim(memory)
+    return (
+        candidate.claim is not None
+        and theirs is not None
+        and not candidate.claim.same_thing(theirs)
+    )
+
+
+def _describe(claim: Claim) -> str:
+    return f"{claim.subject} {claim.attribute}"
+
+
 def _duplicate(
     memory: Memory, candidate: Candidate, ctx: WriteContext, why: str, score: float | None
 ) -> Verdict:
@@ -300,6 +342,8 @@ def _arbitrate(
         memory = rows[memory_id]
         if memory.slot and candidate.slot and memory.slot != candidate.slot:
             continue  # different subjects: only the same slot can be superseded
+        if _other_thing(candidate, memory):
+            continue
         answer = chat.arbitrate(existing=memory.content, candidate=candidate.content)
         verdicts.append(
             {
@@ -326,6 +370,8 @@ def _near_duplicate(
     for memory_id, score in near:
         if memory_id not in rows:
             continue  # deleted since the search
+        if _other_thing(candidate, rows[memory_id]):
+            continue  # about something else: never a duplicate
         differs = _distinct(candidate, rows[memory_id])
         if not differs:
             return (rows[memory_id], score), not_duplicates
@@ -364,18 +410,44 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     exact = _exact_match(candidate, ctx)
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
+    claim = candidate.claim = claim_of(candidate.kind, candidate.content, candidate.claim)
+    holders = _claim_holders(claim, ctx) if claim else []
+    for memory, theirs in holders:
+        # An episode is an event with its own date, never a duplicate of the fact it ends.
+        if claim is not None and candidate.kind == "fact" and claim.restates(theirs):
+            why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
+            return _duplicate(memory, candidate, ctx, why, None)
     vector = get_embedder().embed([candidate.content])[0]
     seen = vector_index.namespace_version(ctx.namespace)  # what the searches below read
     supersede = [
-        (m, f"slot '{candidate.slot}' has a new value") for m in _slot_holders(candidate, ctx)
+        (m, f"{_describe(theirs)}: a new value or polarity")
+        for m, theirs in holders
+        if claim is not None and claim.conflicts(theirs)
     ]
-    neighbours = [] if supersede else _neighbours(vector, candidate, ctx)
-    near, not_duplicates = _near_duplicate(candidate, neighbours)
+    supersede += [
+        (m, f"slot '{candidate.slot}' has a new value")
+        for m in _slot_holders(candidate, ctx)
+        if m.pk not in {old.pk for old, _ in supersede}
+    ]
+    neighbours = _neighbours(vector, candidate, ctx)
+    # What the claims decided is not asked again: replaced, or about the same thing and
+    # compatible ("no longer lives in Berlin" beside "lives in Munich").
+    decided = {memory.pk for memory, _ in holders}
+    neighbours = [(i, score) for i, score in neighbours if i not in decided]
+    if supersede:
+        # The others about the same thing go too; only the arbiter decides for those whose
+        # claim the rules could not read (below). Never a duplicate of what it replaces.
+        gone = {old.pk for old, _ in supersede}
+        neighbours = [(i, score) for i, score in neighbours if i not in gone]
+        near, not_duplicates = None, []
+    else:
+        near, not_duplicates = _near_duplicate(candidate, neighbours)
     if near is not None:
         return _near_verdict(near, candidate, ctx)
     arbitrations: list[dict[str, object]] = []
     if neighbours:
-        supersede, arbitrations = _arbitrate(candidate, neighbours)
+        contradicted, arbitrations = _arbitrate(candidate, neighbours)
+        supersede += contradicted
     with transaction.atomic():
         # Checked again under the write lock: another worker may have stored the same content,
         # or another phrasing of it, since the checks above (two messages saying one thing,
@@ -384,6 +456,14 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         raced = _exact_match(candidate, ctx)
         if raced is not None:
             return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
+        if claim is not None:
+            known = {old.pk for old, _ in supersede}
+            for memory, theirs in _claim_holders(claim, ctx):
+                if candidate.kind == "fact" and claim.restates(theirs):
+                    why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
+                    return _duplicate(memory, candidate, ctx, why, None)
+                if memory.pk not in known and claim.conflicts(theirs):  # stored meanwhile
+                    supersede.append((memory, f"{_describe(theirs)}: a new value or polarity"))
         late = _near_duplicate_since(seen, vector, candidate, ctx)
         if late is not None:
             return _near_verdict(late, candidate, ctx)

@@ -270,3 +270,38 @@ def skill_purge(*, skill_id: str, namespaces: Iterable[str] | None, actor: str) 
             )
         Memory.objects.filter(pk__in=[m.pk for m in doomed]).delete()
     return len(doomed)
+
+
+def claims_backfill(*, batch: int = 1000) -> tuple[int, int]:
+    """Read the claims of live facts and episodes written before claims existed (migration
+    0022 added the columns empty); (claims read, memories examined). Safe to run again: a
+    memory with no claim the rules can read is examined again, and left as it is."""
+    from memories.extraction.claims import claim_of, stored_value
+
+    read = examined = 0
+    after = 0
+    while True:
+        rows = list(
+            Memory.objects.filter(
+                id__gt=after,
+                claim_attribute="",
+                kind__in=["fact", "episode"],
+                status__in=["candidate", "active", "stale"],
+            )
+            .order_by("id")
+            .values_list("id", "kind", "content")[:batch]
+        )
+        if not rows:
+            return read, examined
+        for memory_id, kind, content in rows:
+            claim = claim_of(kind, content)
+            if claim is not None:
+                Memory.objects.filter(pk=memory_id).update(
+                    claim_subject=claim.subject,
+                    claim_attribute=claim.attribute,
+                    claim_value=stored_value(claim)[:255],
+                    claim_polarity=claim.polarity,
+                )
+                read += 1
+        examined += len(rows)
+        after = rows[-1][0]

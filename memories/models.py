@@ -136,6 +136,12 @@ class Memory(models.Model):
     slot = models.CharField(
         max_length=64, blank=True, help_text="Identity slot (name, location, ...) for supersession."
     )
+    # What it claims (memories.extraction.claims): a new value or polarity for the same
+    # subject and attribute supersedes it, the same value restates it. Blank: no claim read.
+    claim_subject = models.CharField(max_length=100, blank=True, default="")
+    claim_attribute = models.CharField(max_length=120, blank=True, default="")
+    claim_value = models.CharField(max_length=255, blank=True, default="")
+    claim_polarity = models.CharField(max_length=16, blank=True, default="")
     source_type = models.CharField(
         max_length=24, choices=SourceType.choices, default=SourceType.API
     )
@@ -177,10 +183,28 @@ class Memory(models.Model):
             models.Index(
                 fields=["namespace", "slot"], name="memory_slot_idx", condition=~models.Q(slot="")
             ),
+            # The memories about one subject and attribute (dedup's claim lookup).
+            models.Index(
+                fields=["namespace", "claim_subject", "claim_attribute"],
+                name="memory_claim_idx",
+                condition=~models.Q(claim_attribute=""),
+            ),
         ]
 
     def __str__(self) -> str:
         return self.title or self.content[:80]
+
+    @property
+    def claim(self) -> dict[str, str] | None:
+        """What it claims, as the API shows it; None when no claim was read."""
+        if not self.claim_attribute:
+            return None
+        return {
+            "subject": self.claim_subject,
+            "attribute": self.claim_attribute,
+            "value": self.claim_value,
+            "polarity": self.claim_polarity,
+        }
 
 
 class MemoryEvent(models.Model):

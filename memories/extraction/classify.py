@@ -26,6 +26,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from memories.extraction.claims import POLARITIES, USER, Claim
 from memories.extraction.types import (
     CONFIDENCE,
     IMPORTANCE,
@@ -58,6 +59,17 @@ _MEMORY_SCHEMA: dict[str, Any] = {
         "time_hint": {"type": "string"},
         "retention": {"type": "string", "enum": list(RETENTIONS)},
         "reject_reason": {"type": "string", "enum": [NONE, *REJECT_REASONS]},
+        "claim": {
+            "type": "object",
+            "properties": {
+                "subject": {"type": "string"},
+                "attribute": {"type": "string"},
+                "value": {"type": "string"},
+                "polarity": {"type": "string", "enum": [NONE, *POLARITIES]},
+            },
+            "required": ["subject", "attribute", "value", "polarity"],
+            "additionalProperties": False,
+        },
     },
     "required": [
         "kind",
@@ -72,9 +84,12 @@ _MEMORY_SCHEMA: dict[str, Any] = {
         "time_hint",
         "retention",
         "reject_reason",
+        "claim",
     ],
     "additionalProperties": False,
 }
+# Older answers (and servers that drop keys) may leave it out: the rules read the claim then.
+_OPTIONAL = frozenset({"claim"})
 
 CLASSIFY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -103,6 +118,14 @@ Kinds:
   ("never deploy on Fridays", "always use UTC"), "workflow" for ordered steps ("to release: build,
   tag, push"), "behavioral" for how the assistant should talk to this user (language, length, tone,
   format, how to address them). Use "none" for facts and episodes.
+
+Claim: what a fact says, so that a later fact about the same thing replaces it. subject is
+"user" or a person of theirs ("user's sister"); attribute names what has one value at a time
+(location, employer, role, email, phone, name, age, birthday, diet, partner, "opinion:<thing>",
+"prefers:<kind of thing>", "habit:<activity>", "count:<thing>"); value is lower case ("munich",
+"positive", "10 km", "3"); polarity is "affirmed", "negated" ("no longer likes jazz": opinion:jazz,
+positive, negated) or "past". Polarity "none" (and the other fields "") when a fact has no such
+claim, and for episodes and procedures.
 
 Rules:
 - content is one canonical sentence in the third person about "the user": "The user prefers tea
@@ -250,6 +273,24 @@ def _candidate(item: Any, index: int, now: datetime) -> Candidate:
         retention=retention,
         reject_reason=reason if retention == "reject" else "",  # a stored memory has no reason
         stage="llm",
+        claim=_claim(item.get("claim")),
+    )
+
+
+def _claim(value: object) -> Claim | None:
+    """The model's claim, or None (no claim, "none", or not well formed: the rules read it)."""
+    if not isinstance(value, Mapping):
+        return None
+    parts = {k: value.get(k) for k in ("subject", "attribute", "value", "polarity")}
+    if not all(isinstance(v, str) for v in parts.values()):
+        return None
+    subject, attribute = str(parts["subject"]).strip().lower(), str(parts["attribute"]).strip()
+    polarity = str(parts["polarity"]).strip().lower()
+    if polarity not in POLARITIES or not attribute or attribute.lower() == NONE:
+        return None
+    subject = USER if subject in ("", "user", "the user") else subject.removeprefix("the ")
+    return Claim(
+        subject, attribute.lower(), " ".join(str(parts["value"]).lower().split()), polarity
     )
 
 
@@ -257,8 +298,12 @@ def _item_problem(item: Mapping[str, Any]) -> str | None:
     """What is wrong with one memory object against _MEMORY_SCHEMA, or None."""
     properties: Mapping[str, Any] = _MEMORY_SCHEMA["properties"]
     for key, spec in properties.items():
+        if key not in item and key in _OPTIONAL:
+            continue
         if key not in item:
             return f"is missing the required key {key!r}"
+        if spec["type"] == "object":
+            continue  # the claim: read leniently by _claim
         value = item[key]
         if spec["type"] == "string" and not isinstance(value, str):
             return f"has {key!r} of type {type(value).__name__}, expected string"

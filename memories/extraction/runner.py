@@ -55,6 +55,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     candidate = asdict(verdict.candidate)
     if candidate.get("occurred_at") is not None:
         candidate["occurred_at"] = candidate["occurred_at"].isoformat()
+    claim = verdict.candidate.claim
+    candidate["claim"] = claim.as_dict() if claim is not None else None
     return {
         "candidate": candidate,
         "decision": verdict.decision,

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from memories.extraction.claims import Claim
+
 IMPORTANCE: dict[str, float] = {
     "trivial": 0.3,
     "standard": 0.5,
@@ -47,6 +49,9 @@ class Candidate:
     retention: Retention = "store"
     reject_reason: str = ""  # one of REJECT_REASONS when retention == "reject"
     stage: str = "llm"  # which stage proposed it: "regex", "llm", "api"
+    # What it claims, when a stage said (the model's structured output); otherwise read from
+    # the content by the rules when it is written (memories.extraction.claims.claim_of).
+    claim: Claim | None = None
 
 
 @dataclass

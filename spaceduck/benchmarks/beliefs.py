@@ -124,9 +124,8 @@ class Outcome:
             # An old value still active is stale, counted above; a joke taken at its word is
             # both stale and invented.
             old = () if c.category in NEVER_MEANT else c.inactive
-            self.invented = [
-                m for m in self.active if not any(holds(b, m) for b in (*c.active, *old))
-            ]
+            known = (*c.active, *c.allowed, *old)
+            self.invented = [m for m in self.active if not any(holds(b, m) for b in known)]
 
     @property
     def accurate(self) -> bool:

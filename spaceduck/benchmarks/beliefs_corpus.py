@@ -34,6 +34,7 @@ class Conversation:
     inactive: tuple[Belief, ...] = ()
     complete: bool = True  # anything else active about the user is invented
     query: str = ""  # what the agent asks at the end (context is built for it)
+    allowed: tuple[Belief, ...] = ()  # true, but not required ("no longer lives in Berlin")
 
     @property
     def split(self) -> str:
@@ -58,6 +59,7 @@ class Family:
     complete: bool = True
     query: str = ""
     fillers: tuple[dict[str, str], ...] = field(default=())
+    allowed: tuple[Belief, ...] = ()
 
     def conversations(self) -> list[Conversation]:
         out = []
@@ -76,6 +78,7 @@ class Family:
                     inactive=tuple(tuple(fill(t) for t in b) for b in self.inactive),
                     complete=self.complete,
                     query=fill(self.query),
+                    allowed=tuple(tuple(fill(t) for t in b) for b in self.allowed),
                 )
             )
         return out
@@ -326,7 +329,8 @@ FAMILIES: list[Family] = [
         "move",
         (("I live in {old}.",), ("I don't live in {old} anymore, I live in {new} now.",)),
         active=(("{new}",),),
-        inactive=(("lives in {old}",),),
+        inactive=(("lives in {old}", "!no longer", "!not"),),
+        allowed=(("{old}", "no longer|not"),),
         query="Where is the user's home?",
         fillers=_cities(),
     ),
@@ -462,8 +466,9 @@ FAMILIES: list[Family] = [
         "correction",
         (("I live in {old}.",), ("Correction: I live in {new}, not {old}.",)),
         active=(("{new}",),),
-        inactive=(("lives in {old}",),),
+        inactive=(("lives in {old}", "!no longer", "!not"),),
         query="Where does the user live?",
+        allowed=(("{old}", "no longer|not"),),
         fillers=_cities(),
     ),
     # Distinct but similar: both stay.

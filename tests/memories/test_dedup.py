@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from memories import dedup
@@ -168,8 +170,9 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two worker threads extracting the same fact: the second one's first check ran
-    before the first one committed. The check under the write lock catches it."""
-    first = commit_candidate(fact("The user lives in Oslo."), ctx())
+    before the first one committed. The check under the write lock catches it. (A fact with
+    no claim the rules read: a claim is checked first, see the test below.)"""
+    first = commit_candidate(fact("The user keeps bees in Oslo."), ctx())
     checks = []
     real = dedup._exact_match
 
@@ -179,10 +182,43 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
 
     monkeypatch.setattr(dedup, "_exact_match", stale_then_real)
     monkeypatch.setattr(dedup, "_neighbours", lambda *args: [])  # its vector search ran early too
-    second = commit_candidate(fact("The user lives in Oslo."), ctx())
+    second = commit_candidate(fact("The user keeps bees in Oslo."), ctx())
     assert len(checks) == 2  # the early check missed it, the one under the lock did not
     assert (second.decision, second.matched_memory_id) == ("duplicate", first.memory_id)
-    assert Memory.objects.filter(content="The user lives in Oslo.").count() == 1
+    assert Memory.objects.filter(content="The user keeps bees in Oslo.").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("later", "decision"),
+    [("The user's home is in Oslo, Norway.", "duplicate"), ("The user lives in Bergen.", "stored")],
+)
+def test_a_claim_stored_by_another_worker_after_the_first_check_is_seen_under_the_lock(
+    monkeypatch: pytest.MonkeyPatch, later: str, decision: str
+) -> None:
+    """The other worker's memory about the same subject and attribute was committed after
+    this one's first look: under the lock the same value is a duplicate, another value
+    replaces it."""
+    first = commit_candidate(fact("The user lives in Oslo."), ctx())
+    looks = []
+    real = dedup._claim_holders
+
+    def stale_then_real(claim: Any, context: WriteContext) -> Any:
+        looks.append(claim)
+        return [] if len(looks) == 1 else real(claim, context)
+
+    monkeypatch.setattr(dedup, "_claim_holders", stale_then_real)
+    monkeypatch.setattr(dedup, "_neighbours", lambda *args, **kwargs: [])
+    monkeypatch.setattr(dedup, "_slot_holders", lambda *args: [])
+    second = commit_candidate(fact(later), ctx())
+    assert len(looks) == 2
+    assert second.decision == decision
+    first_now = Memory.objects.get(pk=first.memory_id)
+    if decision == "duplicate":
+        assert second.matched_memory_id == first.memory_id
+        assert first_now.status == "active"
+    else:
+        assert first_now.status == "superseded"
+        assert first_now.superseded_by_id == second.memory_id
 
 
 def test_a_near_duplicate_stored_by_another_worker_after_the_first_check_is_a_duplicate(

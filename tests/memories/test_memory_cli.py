@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -162,3 +163,19 @@ def test_a_missing_key_exits_non_zero_with_one_line_on_stderr(tmp_path: Path) ->
     assert result.returncode != 0
     assert len(result.stderr.strip().splitlines()) == 1
     assert "--ttl" in result.stderr
+
+
+def test_claims_reads_the_claims_of_memories_stored_before_claims(capsys: Any) -> None:
+    from django.core.management import call_command
+
+    from memories.models import Memory
+    from memories.services import memory_create
+
+    old = memory_create(namespace=NS, kind="fact", content="The user lives in Oslo.", actor="t")
+    bees = memory_create(namespace=NS, kind="fact", content="Alice keeps bees.", actor="t")
+    Memory.objects.filter(pk=old.pk).update(claim_attribute="", claim_subject="")
+    call_command("memory", "claims")
+    assert "Read a claim for 1 of 2 memories without one." in capsys.readouterr().out
+    old.refresh_from_db()
+    assert (old.claim_subject, old.claim_attribute, old.claim_value) == ("user", "location", "oslo")
+    assert Memory.objects.get(pk=bees.pk).claim_attribute == ""

@@ -269,3 +269,20 @@ def test_actions_need_staff_and_a_csrf_token(client: Client, django_user_model) 
     assert checked.post(f"/memories/{memory.pk}/delete/").status_code == 403
     assert checked.post(f"/memories/{memory.pk}/edit/", edit_data(memory)).status_code == 403
     assert Memory.objects.filter(pk=memory.pk).exists()
+
+
+def test_the_page_shows_what_the_memory_claims(staff_client: Client) -> None:
+    from memories.extraction.types import Candidate
+    from memories.ingest import memory_write
+
+    jazz = memory_write(
+        Candidate(kind="fact", content="The user no longer likes jazz.", stage="api"),
+        namespace=NS,
+        actor="test",
+    )
+    html = staff_client.get(f"/memories/{jazz.memory_id}/").content.decode()
+    assert "<code>user</code> · <code>opinion:jazz</code> = <q>positive</q>" in html
+    assert '<span class="badge">negated</span>' in html
+    bees = memory_create(namespace=NS, kind="fact", content="Alice keeps bees.", actor="t")
+    html = staff_client.get(f"/memories/{bees.pk}/").content.decode()
+    assert "none read" in html

@@ -263,14 +263,20 @@ def migrator() -> Iterator[MigrationExecutor]:
 def test_the_migration_reactivates_procedures_an_earlier_version_marked_stale(
     migrator: MigrationExecutor,
 ) -> None:
-    migrator.migrate([("memories", "0020_postgresql_vector_hnsw")])
     rule = memory_create(
         namespace="user:alice", kind="procedure", procedure_subtype="constraint",
         content="Never deploy on Fridays.", actor="test", status="stale",
     )  # fmt: skip
     fact = seen_days_ago(100, status="stale")
+    migrator.migrate([("memories", "0020_postgresql_vector_hnsw")])  # rows kept
     migrator.loader.build_graph()
     migrator.migrate([("memories", "0021_procedures_never_stale")])
-    assert status(rule) == "active"
+
+    def status_at_0021(memory: Memory) -> str:  # the model's later columns are not there yet
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT status FROM memories_memory WHERE id = %s", [memory.pk])
+            return str(cursor.fetchone()[0])
+
+    assert status_at_0021(rule) == "active"
     assert events(rule)[-1] == "activated"
-    assert status(fact) == "stale"  # facts and episodes still go stale
+    assert status_at_0021(fact) == "stale"  # facts and episodes still go stale

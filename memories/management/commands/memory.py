@@ -76,6 +76,10 @@ class Command(BaseCommand):
             "purge-skill", help="Delete every memory a skill wrote (with its index rows)."
         )
         purge.add_argument("skill_id")
+        actions.add_parser(
+            "claims",
+            help="Read what memories stored before claims existed claim (facts without one).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         handler = getattr(self, f"_{options['action'].replace('-', '_')}")
@@ -144,6 +148,12 @@ class Command(BaseCommand):
         from memories.compaction import run_compaction
 
         run_compaction(stdout=self.stdout)
+
+    def _claims(self, options: dict[str, Any]) -> None:
+        from memories.lifecycle import claims_backfill
+
+        read, examined = claims_backfill()
+        self.stdout.write(f"Read a claim for {read} of {examined} memories without one.")
 
     def _purge_skill(self, options: dict[str, Any]) -> None:
         from memories.lifecycle import skill_purge

@@ -236,7 +236,7 @@ def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
 def test_the_schema_is_strict_mode_compatible() -> None:
     objects = _objects(CLASSIFY_SCHEMA)
 
-    assert len(objects) == 2  # the answer and one memory
+    assert len(objects) == 3  # the answer, one memory and its claim
     for obj in objects:
         assert obj["additionalProperties"] is False
         assert sorted(obj["required"]) == sorted(obj["properties"])
@@ -247,6 +247,7 @@ def test_optional_values_are_an_explicit_none_choice() -> None:
 
     for key in ("procedure_subtype", "slot", "reject_reason"):
         assert props[key]["enum"][0] == "none"
+    assert props["claim"]["properties"]["polarity"]["enum"][0] == "none"
 
 
 # --- time hints -
@@ -276,3 +277,31 @@ def test_date_phrase_keeps_the_precision_of_the_hint() -> None:
     assert date_phrase("last week", NOW) == "around 4 June 2025"
     assert date_phrase("last month", NOW) == "in June 2025"
     assert date_phrase("two years ago", NOW) == "in 2025"
+
+
+def test_the_model_s_claim_is_kept_and_a_missing_or_none_claim_is_left_to_the_rules() -> None:
+    said = {
+        "subject": "the user",
+        "attribute": "Location",
+        "value": "Munich",
+        "polarity": "affirmed",
+    }
+    none = {"subject": "", "attribute": "", "value": "", "polarity": "none"}
+    given, nothing, omitted = candidates_from_json(
+        {
+            "memories": [
+                memory(content="The user lives in Munich.", claim=said),
+                memory(content="The user likes long walks.", claim=none),
+                memory(content="The user is vegetarian."),  # an older answer without the key
+            ]
+        }
+    )
+    assert given.claim is not None
+    assert (given.claim.subject, given.claim.attribute, given.claim.value) == (
+        "user",
+        "location",
+        "munich",
+    )
+    assert nothing.claim is None
+    assert omitted.claim is None  # memories.extraction.claims.claim_of reads it when written
+    assert CLASSIFY_SCHEMA["properties"]["memories"]["items"]["required"][-1] == "claim"

@@ -1,0 +1,365 @@
+"""What a memory claims: subject, attribute, value and polarity, read from its canonical
+sentence ("The user lives in Munich.", "The user's sister's birthday is May 3.").
+
+Two memories about the same subject and attribute are about one thing: a new value or
+polarity updates it, the same value restates it (memories.dedup decides on claims first,
+then on similarity). So the attribute names what can only have one value at a time: where
+the user lives, who they work for, how they feel about jazz (``opinion:jazz``), how far
+they run (``habit:run``), how many cats they have (``count:cat``).
+
+Offline rules, English only, on the sentences the extraction stages write (third person,
+"The user ..."). A sentence they do not recognise has no claim: the cosine band and the
+arbiter decide for it, as before. The OpenAI-compatible classifier returns a claim in its
+structured output; ``derive`` is the fallback when it omits one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+AFFIRMED, NEGATED, PAST = "affirmed", "negated", "past"
+POLARITIES = (AFFIRMED, NEGATED, PAST)
+USER = "user"
+
+# People a sentence can be about instead of the user ("The user's sister lives in Rome").
+RELATIVES = (
+    "sister|brother|mother|father|mom|mum|dad|wife|husband|partner|boyfriend|girlfriend|son|"
+    "daughter|aunt|uncle|cousin|grandmother|grandfather|grandma|grandpa|niece|nephew|friend|"
+    "boss|manager|colleague|coworker|roommate|neighbour|neighbor|fiance|fiancee|team"
+)
+_LEAD = re.compile(r"^(?:(?:every|each) \w+|these days|nowadays|now|lately),?\s+", re.IGNORECASE)
+_SUBJECT = re.compile(
+    rf"^the user(?:'s (?:best |older |younger |little |big )?(?P<who>{RELATIVES}))?\b\s*",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"\b(?:no longer|not|never|does(?:n't| not)|is(?:n't| not)|stopped|quit|gave up|"
+    r"gone off)\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(r"\b(?:used to|formerly|previously|once)\b", re.IGNORECASE)
+# Words of time or emphasis that do not change what is claimed.
+_FILLER = re.compile(
+    r"\b(?:now|these days|nowadays|anymore|any more|any longer|currently|actually|really|"
+    r"still|again|just|at the moment|this year|since then|here|so far|for years)\b",
+    re.IGNORECASE,
+)
+_SPACE = re.compile(r"\s+")
+_TRAIL = re.compile(r"[\s.!,;:]+$")
+
+NUMBER_WORDS = {
+    "no": "0", "zero": "0", "one": "1", "a": "1", "an": "1", "two": "2", "three": "3",
+    "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
+    "eleven": "11", "twelve": "12",
+}  # fmt: skip
+_NUMBER = r"(?:\d+(?:\.\d+)?|" + "|".join(k for k in NUMBER_WORDS if len(k) > 2) + ")"
+# Things counted under one name whatever the word ("kids", "children").
+SAME_THING = {"kid": "child", "children": "child", "kids": "child", "puppy": "dog", "kitten": "cat"}
+UNITS = r"(?:km|kilometers?|kilometres?|miles?|mi|laps?|pages?|minutes?|mins?|hours?|steps?|reps?)"
+HABIT_NOUNS = {"run": "run", "runs": "run", "swim": "swim", "ride": "cycle", "walk": "walk"}
+DIETS = r"(?:vegetarian|vegan|pescatarian|pescetarian|keto|gluten[- ]free|lactose[- ]intolerant)"
+
+_POSITIVE = r"loves?|likes?|enjoys?|adores?|is (?:a )?(?:big |huge )?fan of|is into|is keen on"
+_NEGATIVE = r"hates?|dislikes?|detests?|can't stand|cannot stand"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One thing a memory says: ``subject``'s ``attribute`` is ``value`` (or is not)."""
+
+    subject: str  # "user", or "user's sister"
+    attribute: str  # "location", "employer", "opinion:jazz", "habit:run", "count:cat"...
+    value: str  # normalised: lower case, fillers and trailing punctuation removed
+    polarity: str = AFFIRMED
+    # prefers: the other things it was preferred over ("coffee over tea": {"tea"})
+    others: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.subject, self.attribute
+
+    def as_dict(self) -> dict[str, str]:
+        """As the memory's columns hold it (JSON: the extraction record, the API)."""
+        return {
+            "subject": self.subject,
+            "attribute": self.attribute,
+            "value": stored_value(self),
+            "polarity": self.polarity,
+        }
+
+    def same_thing(self, other: Claim) -> bool:
+        """Whether the two claims are about one thing (so one value at a time)."""
+        if self.key != other.key:
+            return False
+        if self.attribute != "prefers":
+            return True  # "prefers:drink": one preference among drinks
+        # "prefers tea" and "prefers coffee over tea" are about tea against coffee; "prefers
+        # window seats" is about something else.
+        return bool(({self.value} | self.others) & ({other.value} | other.others))
+
+    def conflicts(self, other: Claim) -> bool:
+        """Whether both cannot hold at once, so the newer replaces the older: another value
+        of the same thing, both affirmed ("lives in Munich" / "lives in Berlin"), or the same
+        value said the other way ("no longer likes jazz" / "loves jazz"). A denial of one
+        value leaves another standing ("no longer lives in Berlin" / "lives in Munich")."""
+        if not self.same_thing(other) or self.restates(other):
+            return False
+        if self.polarity == other.polarity:
+            return self.polarity == AFFIRMED
+        # "is single" (no partner at all) against "is dating Sam"; else the same value.
+        return not self.value or not other.value or same_value(self.value, other.value)
+
+    def restates(self, other: Claim) -> bool:
+        """The same thing with the same value and polarity ("Berlin" and "Berlin, Germany")."""
+        return (
+            self.same_thing(other)
+            and self.polarity == other.polarity
+            and same_value(self.value, other.value)
+        )
+
+
+def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | None:
+    """A memory's claim: the one given (the model's), else the rules'. Facts, and episodes
+    that end a state; not other events ("moved to Munich" does not replace "moved to
+    Berlin": both happened)."""
+    if given is not None:
+        return given if kind == "fact" else None
+    if kind == "fact":
+        return derive(content)
+    if kind == "episode":
+        # An event that ends a state ("stopped being vegetarian", "left Google") says the
+        # state no longer holds; an event that starts one is stored beside the fact.
+        claim = derive(content)
+        return claim if claim is not None and claim.polarity == NEGATED else None
+    return None
+
+
+def stored_value(claim: Claim) -> str:
+    """The value column: the value, then " over <other>" for each thing it was preferred over."""
+    return claim.value + "".join(f" over {other}" for other in sorted(claim.others))
+
+
+def from_columns(subject: str, attribute: str, value: str, polarity: str) -> Claim | None:
+    """The claim a memory row holds (its four claim columns), or None for none."""
+    if not attribute:
+        return None
+    first, *others = value.split(" over ")
+    return Claim(subject, attribute, first, polarity or AFFIRMED, frozenset(others))
+
+
+def same_value(a: str, b: str) -> bool:
+    """Equal, or one names the other more precisely at a comma ("berlin" / "berlin, germany")."""
+    if a == b:
+        return True
+    first_a, first_b = a.split(",")[0].strip(), b.split(",")[0].strip()
+    return bool(first_a) and first_a == first_b
+
+
+def _clean(text: str) -> str:
+    text = _FILLER.sub(" ", text)
+    return _SPACE.sub(" ", _TRAIL.sub("", text)).strip().lower()
+
+
+def _number(word: str) -> str:
+    return NUMBER_WORDS.get(word.lower(), word.lower())
+
+
+def _thing(word: str) -> str:
+    word = word.lower()
+    if word in SAME_THING:
+        return SAME_THING[word]
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _polarity(text: str) -> str:
+    if _PAST.search(text):
+        return PAST
+    return NEGATED if _NEGATION.search(text) else AFFIRMED
+
+
+# Each rule: a pattern on the rest of the sentence after the subject, and how to read it.
+_LOCATION = re.compile(
+    r"^(?:(?:no longer |does not |doesn't |used to )?(?:lives?|live) in|is (?:not )?based in|"
+    r"'s home is in|home is in|resides in|has (?:moved|relocated) to|moved to|relocated to)"
+    r"\s+(?P<v>.+)$",
+    re.IGNORECASE,
+)
+_EMPLOYER = re.compile(
+    r"^(?:(?:no longer |does not |doesn't |used to )?works? (?:at|for)|is employed by|"
+    r"'s employer is|employer is|is an? [\w -]+? at|(?:left [\w .&-]+? and )?joined|"
+    r"(?:has )?started (?:a new job|working) (?:at|for))\s+(?P<v>.+)$",
+    re.IGNORECASE,
+)
+_ROLE = re.compile(r"^(?:(?:no longer )?works? as|is working as) an?\s+(?P<v>.+)$", re.IGNORECASE)
+_NAME = re.compile(r"^(?:'s name is|is called|goes by)\s+(?P<v>.+)$", re.IGNORECASE)
+_AGE = re.compile(r"^is (?P<v>\d{1,3})(?: years old| years of age)?$", re.IGNORECASE)
+_BIRTHDAY = re.compile(r"^(?:'s birthday is|was born on)\s+(?P<v>.+)$", re.IGNORECASE)
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_PHONE = re.compile(r"^'s phone(?: number)? is\s+(?P<v>.+)$", re.IGNORECASE)
+_DIET = re.compile(
+    rf"^(?:is|has been|became|(?:is )?no longer|is not|stopped being|used to be)\s+"
+    rf"(?:(?:a|an)\s+)?(?P<v>{DIETS})\b",
+    re.IGNORECASE,
+)
+_PREFERS = re.compile(
+    r"^(?:prefers|would rather have|'d rather have|likes)\s+(?P<v>.+?)"
+    r"(?:\s+(?:over|to|than|better than|more than|instead of)\s+(?P<o>.+))?$",
+    re.IGNORECASE,
+)
+_OPINION = re.compile(
+    rf"^(?P<neg>(?:no longer|does not|doesn't|stopped|never|is not|isn't|used to)\s+)?"
+    rf"(?:really\s+)?(?P<verb>{_POSITIVE}|{_NEGATIVE}|like|love|enjoy|liking|loving|"
+    rf"enjoying|(?:a\s+)?(?:big\s+|huge\s+)?fan of)\s+(?P<v>.+)$",
+    re.IGNORECASE,
+)
+_HABIT = re.compile(
+    rf"^(?P<verb>[a-z]+?)s?\s+(?P<q>{_NUMBER}\s*{UNITS})\b(?P<rest>.*)$", re.IGNORECASE
+)
+_HABIT_CHANGED = re.compile(
+    rf"^has (?:increased|decreased|raised|cut|upped|reduced|changed) (?:their|his|her) "
+    rf"(?:\w+ )?(?P<noun>run|swim|ride|walk)s? to (?P<q>{_NUMBER}\s*{UNITS})\b",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(
+    rf"^(?:has|owns|is the proud owner of|is a parent of)\s+(?P<n>{_NUMBER})\s+(?P<thing>[a-z]+)",
+    re.IGNORECASE,
+)
+_PARTNER = re.compile(
+    r"^(?:is (?P<state>engaged|married) to|'s (?:boyfriend|girlfriend|partner|husband|wife|"
+    r"fiance|fiancee) is|is dating)\s+(?P<v>[A-Z][\w-]*)",
+)
+_SINGLE = re.compile(r"^is single\b", re.IGNORECASE)
+# Gone off something: an opinion withdrawn.
+_OFF = re.compile(
+    r"^(?:has gone off|went off|is over|is done with|has lost interest in|"
+    r"has fallen out of love with)\s+(?P<v>.+)$",
+    re.IGNORECASE,
+)
+_EATS = re.compile(
+    r"^(?P<neg>(?:does not|doesn't|no longer|never)\s+)?eats?\s+"
+    r"(?P<v>meat|fish|pork|beef|chicken|dairy|eggs|gluten|sugar)\b",
+    re.IGNORECASE,
+)
+# Preferences between things of one kind are one preference ("tea" then "coffee").
+PREFERENCE_KINDS = {
+    "drink": {
+        "tea", "coffee", "beer", "wine", "juice", "smoothies", "smoothie", "cola", "water",
+        "sparkling water", "milk", "lemonade", "espresso", "green tea", "black tea",
+    },
+    "seat": {"window seats", "aisle seats", "window seat", "aisle seat", "window", "aisle"},
+}  # fmt: skip
+_AMOUNT = re.compile(rf"(?P<n>{_NUMBER})\s*(?P<u>[a-z]+)", re.IGNORECASE)
+# First words a habit's verb cannot be ("is 5 km from the station").
+_NOT_HABITS = frozenset({"is", "has", "was", "lives", "works", "moved", "had"})
+
+
+def derive(content: str) -> Claim | None:
+    """The claim of a canonical sentence, or None when the rules do not recognise it."""
+    text = _LEAD.sub("", content.strip())  # "Every day the user runs 5 km."
+    match = _SUBJECT.match(text)
+    if match is None:
+        return None
+    who = match.group("who")
+    subject = f"user's {who.lower()}" if who else USER
+    # The rest starts with the verb ("lives in Rome") or with "'s" ("'s home is in Berlin",
+    # "'s birthday is May 3"): the patterns below take both.
+    rest = _TRAIL.sub("", text[match.end() :])
+    return _read(subject, rest)
+
+
+def _read(subject: str, rest: str) -> Claim | None:
+    polarity = _polarity(rest)
+    email = _EMAIL.search(rest)
+    if email is not None and re.search(r"\bemail|e-mail|reach", rest, re.IGNORECASE):
+        return Claim(subject, "email", email.group(0).lower(), polarity)
+    for attribute, pattern in (
+        ("name", _NAME),
+        ("birthday", _BIRTHDAY),
+        ("phone", _PHONE),
+        ("age", _AGE),
+        ("location", _LOCATION),
+        ("role", _ROLE),
+        ("employer", _EMPLOYER),
+    ):
+        found = pattern.match(rest)
+        if found is not None:
+            return Claim(subject, attribute, _clean(found.group("v")), polarity)
+    return _read_more(subject, rest, polarity)
+
+
+def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
+    if (found := _DIET.match(rest)) is not None:
+        return Claim(subject, "diet", found.group("v").lower().replace(" ", "-"), polarity)
+    if (found := _PARTNER.match(rest)) is not None:
+        return Claim(subject, "partner", found.group("v").lower(), AFFIRMED)
+    if _SINGLE.match(rest):
+        return Claim(subject, "partner", "", NEGATED)
+    if (found := _HABIT_CHANGED.match(rest)) is not None:
+        habit = HABIT_NOUNS.get(found.group("noun").lower(), found.group("noun").lower())
+        return Claim(subject, f"habit:{habit}", _quantity(found.group("q")), AFFIRMED)
+    found = _HABIT.match(rest)
+    if found is not None and rest.split()[0].lower() not in _NOT_HABITS:
+        return Claim(subject, f"habit:{_verb(found.group('verb'))}", _quantity(found.group("q")))
+    if (found := _COUNT.match(rest)) is not None:
+        thing = _thing(found.group("thing"))
+        return Claim(subject, f"count:{thing}", _number(found.group("n")), AFFIRMED)
+    if (found := _PREFERS.match(rest)) is not None and (
+        found.group("o") or rest.lower().startswith(("prefers", "would", "'d"))
+    ):
+        other = _clean(found.group("o") or "")
+        others = frozenset({other}) if other and other != "anything else" else frozenset()
+        value = _clean(found.group("v"))
+        return Claim(subject, _preference(value, others), value, polarity, others)
+    if (found := _OFF.match(rest)) is not None:
+        return Claim(subject, f"opinion:{_clean(found.group('v'))}", "positive", NEGATED)
+    if (found := _EATS.match(rest)) is not None:
+        eats = NEGATED if found.group("neg") else AFFIRMED
+        return Claim(subject, f"eats:{found.group('v').lower()}", "yes", eats)
+    if (found := _OPINION.match(rest)) is not None:
+        verb = found.group("verb").lower()
+        feeling = "negative" if re.match(_NEGATIVE, verb) else "positive"
+        thing = _clean(found.group("v"))
+        polarity = NEGATED if found.group("neg") else AFFIRMED
+        if found.group("neg") and "used to" in found.group("neg").lower():
+            polarity = PAST
+        return Claim(subject, f"opinion:{thing}", feeling, polarity)
+    return None
+
+
+def _preference(value: str, others: frozenset[str]) -> str:
+    """ "prefers:drink" when what is preferred is a drink (so "tea" then "coffee" is one
+    preference); plain "prefers" otherwise (then only the things compared tie two)."""
+    for kind, things in PREFERENCE_KINDS.items():
+        if value in things or others & things:
+            return f"prefers:{kind}"
+    return "prefers"
+
+
+def _quantity(text: str) -> str:
+    """ "10 km", "4 mile", "50 page": the number as digits and the unit's short form."""
+    found = _AMOUNT.match(text.strip())
+    if found is None:
+        return _clean(text)
+    return f"{_number(found.group('n'))} {_unit(found.group('u'))}"
+
+
+def _unit(unit: str) -> str:
+    unit = unit.lower()
+    for short, names in (
+        ("km", ("kilometer", "kilometre")),
+        ("mile", ("mi",)),
+        ("min", ("minute",)),
+    ):
+        if unit.startswith(names) or unit == short:
+            return short
+    return unit[:-1] if unit.endswith("s") else unit
+
+
+def _verb(word: str) -> str:
+    word = word.lower()
+    return {"cycle": "cycle", "bike": "cycle", "jog": "run", "runs": "run"}.get(word, word)

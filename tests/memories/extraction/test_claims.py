@@ -1,0 +1,150 @@
+"""What a memory claims, read from its canonical sentence (memories.extraction.claims)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.extraction.claims import AFFIRMED, NEGATED, PAST, Claim, derive
+
+
+@pytest.mark.parametrize(
+    ("content", "subject", "attribute", "value", "polarity"),
+    [
+        ("The user lives in Munich.", "user", "location", "munich", AFFIRMED),
+        ("The user's home is in Berlin, Germany.", "user", "location", "berlin, germany", AFFIRMED),
+        ("The user works at Stripe.", "user", "employer", "stripe", AFFIRMED),
+        ("The user works as a nurse.", "user", "role", "nurse", AFFIRMED),
+        ("The user's email is ann@new.example.", "user", "email", "ann@new.example", AFFIRMED),
+        ("The user's name is Anna.", "user", "name", "anna", AFFIRMED),
+        ("The user is 36.", "user", "age", "36", AFFIRMED),
+        ("The user loves jazz.", "user", "opinion:jazz", "positive", AFFIRMED),
+        ("The user no longer likes jazz.", "user", "opinion:jazz", "positive", NEGATED),
+        ("The user stopped liking hiking.", "user", "opinion:hiking", "positive", NEGATED),
+        ("The user used to love opera.", "user", "opinion:opera", "positive", PAST),
+        ("The user hates opera.", "user", "opinion:opera", "negative", AFFIRMED),
+        ("The user is a big fan of chess.", "user", "opinion:chess", "positive", AFFIRMED),
+        (
+            "The user is not a fan of chess any longer.",
+            "user",
+            "opinion:chess",
+            "positive",
+            NEGATED,
+        ),
+        ("The user runs 5 km every morning.", "user", "habit:run", "5 km", AFFIRMED),
+        (
+            "The user has increased their morning run to 10 km now.",
+            "user",
+            "habit:run",
+            "10 km",
+            AFFIRMED,
+        ),
+        ("The user swims 40 laps on Sundays.", "user", "habit:swim", "40 lap", AFFIRMED),
+        ("The user is vegetarian.", "user", "diet", "vegetarian", AFFIRMED),
+        ("The user is no longer vegetarian.", "user", "diet", "vegetarian", NEGATED),
+        ("The user has two kids.", "user", "count:child", "2", AFFIRMED),
+        ("The user is a parent of two children.", "user", "count:child", "2", AFFIRMED),
+        ("The user has three cats now.", "user", "count:cat", "3", AFFIRMED),
+        ("The user is engaged to Sam.", "user", "partner", "sam", AFFIRMED),
+        ("The user's sister's birthday is May 3.", "user's sister", "birthday", "may 3", AFFIRMED),
+        ("The user's sister lives in Rome.", "user's sister", "location", "rome", AFFIRMED),
+        ("The user prefers coffee over tea now.", "user", "prefers:drink", "coffee", AFFIRMED),
+        ("The user prefers window seats.", "user", "prefers:seat", "window seats", AFFIRMED),
+        ("The user has gone off jazz.", "user", "opinion:jazz", "positive", NEGATED),
+        ("Every day the user runs 5 km.", "user", "habit:run", "5 km", AFFIRMED),
+        ("The user left Google and joined Stripe.", "user", "employer", "stripe", AFFIRMED),
+        ("The user does not eat meat.", "user", "eats:meat", "yes", NEGATED),
+    ],
+)
+def test_a_canonical_sentence_has_its_claim(
+    content: str, subject: str, attribute: str, value: str, polarity: str
+) -> None:
+    claim = derive(content)
+    assert claim is not None
+    assert (claim.subject, claim.attribute, claim.value, claim.polarity) == (
+        subject,
+        attribute,
+        value,
+        polarity,
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The user is the Queen of England.",
+        "The user is 5 km from the station.",
+        "Never deploy on Fridays.",
+        "Alice's flat is in Lisbon.",
+    ],
+)
+def test_a_sentence_the_rules_do_not_know_claims_nothing(content: str) -> None:
+    assert derive(content) is None
+
+
+def claim(content: str) -> Claim:
+    found = derive(content)
+    assert found is not None
+    return found
+
+
+def test_a_change_of_mind_is_the_same_thing_with_another_polarity() -> None:
+    old, new = claim("The user loves jazz."), claim("The user no longer likes jazz.")
+    assert new.same_thing(old)
+    assert not new.restates(old)
+
+
+def test_paraphrases_restate_one_claim() -> None:
+    assert claim("The user's home is in Berlin, Germany.").restates(
+        claim("The user lives in Berlin.")
+    )
+    assert claim("The user is a parent of two children.").restates(claim("The user has two kids."))
+    assert not claim("The user lives in Munich.").restates(claim("The user lives in Berlin."))
+
+
+def test_a_preference_is_about_the_things_compared() -> None:
+    tea = claim("The user prefers tea.")
+    coffee = claim("The user prefers coffee over tea now.")
+    assert coffee.same_thing(tea)
+    assert not coffee.restates(tea)
+    assert not claim("The user prefers window seats.").same_thing(tea)
+    assert claim("The user prefers coffee.").conflicts(tea)  # both drinks: one preference
+
+
+def test_different_subjects_are_never_the_same_thing() -> None:
+    sister = claim("The user's sister's birthday is May 3.")
+    brother = claim("The user's brother's birthday is June 9.")
+    assert not sister.same_thing(brother)
+    assert not claim("The user lives in Rome.").same_thing(
+        claim("The user's sister lives in Rome.")
+    )
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "conflicts"),
+    [
+        ("The user lives in Munich.", "The user lives in Berlin.", True),
+        ("The user no longer likes jazz.", "The user loves jazz.", True),
+        ("The user loves jazz.", "The user hates jazz.", True),
+        ("The user is no longer vegetarian.", "The user is vegetarian.", True),
+        ("The user has three cats now.", "The user has two cats.", True),
+        ("The user prefers coffee over tea now.", "The user prefers tea.", True),
+        # A denial of one value leaves another standing.
+        ("The user no longer lives in Berlin.", "The user lives in Munich.", False),
+        ("The user lives in Munich.", "The user no longer lives in Berlin.", False),
+        ("The user's home is in Berlin, Germany.", "The user lives in Berlin.", False),  # restates
+        ("The user lives in Rome.", "The user's sister lives in Rome.", False),
+        ("The user is dating Sam now.", "The user is single at the moment.", True),
+    ],
+)
+def test_which_claims_replace_which(new: str, old: str, conflicts: bool) -> None:
+    assert claim(new).conflicts(claim(old)) is conflicts
+
+
+def test_an_episode_has_a_claim_only_when_it_ends_a_state() -> None:
+    from memories.extraction.claims import claim_of
+
+    ended = claim_of("episode", "The user stopped being vegetarian last month.")
+    assert ended is not None
+    assert (ended.attribute, ended.polarity) == ("diet", NEGATED)
+    assert claim_of("episode", "The user moved to Munich last week.") is None
+    assert claim_of("procedure", "The user lives in Munich.") is None
