@@ -173,9 +173,19 @@ def test_the_migration_reindexes_existing_memories_with_stems(
     connection.ensure_connection()
     raw = connection.connection
     raw.create_function("spaceduck_terms", 2, unstemmed_terms, deterministic=True)
+    # Rows as the schema at 0014 holds them (today's model has columns added since).
+    at_0014 = migrator.loader.project_state(("memories", "0014_namespace_counts")).apps
+    old_memory = at_0014.get_model("memories", "Memory")
+
+    def add_at_0014(content: str, namespace: str = "user:alice") -> int:
+        row = old_memory.objects.create(
+            namespace=namespace, kind="fact", content=content, content_hash=content
+        )
+        return int(row.pk)
+
     try:
-        dogs = add("Alice walks her dogs before work.")
-        other = add("Bob went hiking.", namespace="user:bob")
+        dogs = add_at_0014("Alice walks her dogs before work.")
+        other = add_at_0014("Bob went hiking.", namespace="user:bob")
     finally:
         raw.create_function("spaceduck_terms", 2, namespaced_terms, deterministic=True)
     assert found("dogs") == set()  # the old index holds "dogs", the query asks for "dog"
