@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
+
+if TYPE_CHECKING:
+    from django.db.migrations.executor import MigrationExecutor
 
 
 @pytest.fixture
@@ -121,3 +125,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "sqlite_only" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def migrator() -> Iterator[MigrationExecutor]:
+    """Migrations to run back and forth in a test; every one applied again afterwards."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    yield executor
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())

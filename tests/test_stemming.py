@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import string
 import threading
-from collections.abc import Iterator
 from unicodedata import decomposition
 
 import pytest
@@ -154,14 +153,6 @@ def unstemmed_terms(namespace: str | None, text: str | None) -> str:
     """spaceduck_terms before stemming (what migrations 0008 to 0014 indexed)."""
     key = namespace_key(namespace or "")
     return " ".join(key + word for word in index_words(text))
-
-
-@pytest.fixture
-def migrator() -> Iterator[MigrationExecutor]:
-    executor = MigrationExecutor(connection)
-    yield executor
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)

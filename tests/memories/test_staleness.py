@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -249,14 +248,6 @@ def test_a_procedure_never_goes_stale(subtype: str) -> None:
     Memory.objects.filter(pk=rule.pk).update(last_seen_at=NOW - timedelta(days=400))
     assert mark_stale(NOW) == 0
     assert status(rule) == "active"
-
-
-@pytest.fixture
-def migrator() -> Iterator[MigrationExecutor]:
-    executor = MigrationExecutor(connection)
-    yield executor
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)
