@@ -6,7 +6,12 @@ namespace and kind:
 
 1. task budget: a task run writes at most ``max_memory_writes`` memories;
 2. exact duplicate (normalised content hash, same scope): touch it, store nothing;
-3. identity slot: a new value for a slot supersedes the old value, whatever the cosine;
+3. claims (``memories.extraction.claims``: subject, attribute, value, polarity): a live fact
+   about the same subject and attribute with the same value is restated (touch it, store
+   nothing, whatever the wording); every one whose value or polarity conflicts is superseded,
+   whatever the cosine; one about something else (another person, another attribute) is
+   never a duplicate nor contradicted below. Checked again under the write lock;
+   identity slot: a new value for a slot supersedes the old value, whatever the cosine;
 4. cosine >= DEDUP_THRESHOLD (0.92) AND the same meaning-carrying tokens (see
    ``salient_tokens``: numbers, also inside "P11"/"Falcon11", names, dates, versions,
    emails/URLs): near-duplicate, touch it, store nothing. A near neighbour whose tokens
