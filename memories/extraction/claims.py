@@ -64,6 +64,11 @@ _POSITIVE = r"loves?|likes?|enjoys?|adores?|is (?:a )?(?:big |huge )?fan of|is i
 _NEGATIVE = r"hates?|dislikes?|detests?|can't stand|cannot stand"
 
 
+# The Memory columns' lengths (0022), less room in value for " over <other>" x MAX_OTHERS.
+LIMITS = {"subject": 100, "attribute": 120, "value": 150, "polarity": 16}
+OTHER_LIMIT, MAX_OTHERS = 45, 2
+
+
 @dataclass(frozen=True)
 class Claim:
     """One thing a memory says: ``subject``'s ``attribute`` is ``value`` (or is not)."""
@@ -74,6 +79,14 @@ class Claim:
     polarity: str = AFFIRMED
     # prefers: the other things it was preferred over ("coffee over tea": {"tea"})
     others: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        # Within the columns (PostgreSQL enforces their lengths; "opinion:<a 1,000-character
+        # thing>" was a 500): cut here, so a claim compares as it is stored.
+        for name, limit in LIMITS.items():
+            object.__setattr__(self, name, getattr(self, name)[:limit])
+        others = frozenset(other[:OTHER_LIMIT] for other in sorted(self.others)[:MAX_OTHERS])
+        object.__setattr__(self, "others", others)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -148,3 +148,13 @@ def test_an_episode_has_a_claim_only_when_it_ends_a_state() -> None:
     assert (ended.attribute, ended.polarity) == ("diet", NEGATED)
     assert claim_of("episode", "The user moved to Munich last week.") is None
     assert claim_of("procedure", "The user lives in Munich.") is None
+
+
+def test_a_claim_fits_its_columns_however_long_the_sentence() -> None:
+    long = claim("The user likes " + "x" * 1000 + " better than " + "y" * 1000 + ".")
+    assert len(long.attribute) <= 120
+    assert len(long.subject) <= 100
+    from memories.extraction.claims import stored_value
+
+    assert len(stored_value(long)) <= 255
+    assert claim("The user likes " + "x" * 1000 + ".").attribute == ("opinion:" + "x" * 1000)[:120]
