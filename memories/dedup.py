@@ -444,7 +444,8 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # claim the rules could not read (below). Never a duplicate of what it replaces.
         gone = {old.pk for old, _ in supersede}
         neighbours = [(i, score) for i, score in neighbours if i not in gone]
-        near, not_duplicates = None, []
+        near: tuple[Memory, float] | None = None
+        not_duplicates: list[dict[str, object]] = []
     else:
         near, not_duplicates = _near_duplicate(candidate, neighbours)
     if near is not None:

@@ -41,7 +41,8 @@ class Command(run_huey.Command):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        kind = options.get("worker_type") or settings.HUEY.get("consumer", {}).get("worker_type")
+        configured: dict[str, Any] = getattr(settings, "HUEY", {}).get("consumer", {})
+        kind = options.get("worker_type") or configured.get("worker_type")
         if kind == "process":
             # Leases are held by the process that claims an extraction (host:pid) and renewed
             # by this process's heartbeat: child processes' extractions would lapse mid-run.
