@@ -9,6 +9,8 @@
   is ``delete_fact``.
 - Thread: view, and delete with its messages (``delete_thread``). Messages are
   written by agents through the API: view, and delete (``delete_messages``).
+- Conflict (the conflict inbox): decided on its page or with the replace / keep both
+  actions, through ``memories.conflicts`` as the dashboard and the API do.
 - History, extractions and maintenance runs are records: view only.
 """
 
@@ -19,6 +21,7 @@ from itertools import groupby
 from typing import Any
 
 from django import forms
+from django.conf import settings as django_settings
 from django.contrib import admin, messages
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.widgets import AdminSplitDateTime
@@ -32,7 +35,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.text import Truncator
 
-from memories import lifecycle, selectors, services
+from memories import conflicts, lifecycle, selectors, services
 from memories.extraction.types import (
     CONFIDENCE,
     IMPORTANCE,
@@ -43,6 +46,7 @@ from memories.extraction.types import (
 )
 from memories.ingest import memory_write, memory_write_check
 from memories.models import (
+    Conflict,
     Extraction,
     Fact,
     MaintenanceRun,
@@ -769,3 +773,121 @@ class ReembedJobAdmin(ReadOnlyAdmin):
 
     list_display = ("created_at", "provider", "model", "dimensions", "status", "done", "total")
     list_filter = ("status",)
+
+
+# --- The conflict inbox ------------------------------------------------------------------
+
+
+class ConflictForm(forms.ModelForm):
+    """A conflict's change page decides it (``conflict_resolve``); nothing else is edited."""
+
+    decision = forms.ChoiceField(
+        choices=BLANK_CHOICE + [(d, d.replace("_", " ")) for d in conflicts.DECISIONS],
+        required=False,
+        help_text="replace: the new memory supersedes the old one; keep both: both active; "
+        "merge: the new memory takes the text below and supersedes the old one.",
+    )
+    content = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        max_length=django_settings.MAX_MEMORY_CONTENT_CHARS,
+        help_text="For merge only: the text of the one memory.",
+    )
+
+    class Meta:
+        model = Conflict
+        fields: list[str] = []
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        decision, content = data.get("decision", ""), data.get("content", "").strip()
+        if decision == "merge" and not content:
+            self.add_error("content", "merge needs the text of the memory that replaces both")
+        elif content and decision != "merge":
+            self.add_error("content", "the text is for merge (edit into one) only")
+        return data
+
+
+@admin.register(Conflict)
+class ConflictAdmin(ServiceAdmin):
+    """The conflict inbox: decide one on its page, or many with the actions."""
+
+    form = ConflictForm
+    list_display = ("id", "namespace", "old_memory", "new_memory", "status", "resolution")
+    list_filter = ("status", "resolution", NamespaceListFilter)
+    search_fields = ("reason", "old__content", "new__content")
+    list_select_related = ("old", "new")
+    readonly_fields = (
+        "namespace",
+        "old_memory",
+        "new_memory",
+        "reason",
+        "status",
+        "resolution",
+        "resolved_by",
+        "resolved_at",
+        "created_at",
+    )
+    fields = (*readonly_fields, "decision", "content")
+    actions = ("replace", "keep_both")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # opened by the engine only
+
+    def save_model(self, request: HttpRequest, obj: Conflict, form: Any, change: bool) -> None:
+        decision = form.cleaned_data.get("decision", "")
+        if not decision:
+            not_saved(obj, "Nothing decided: choose a decision.", level=messages.WARNING)
+            return
+        try:
+            conflicts.conflict_resolve(
+                conflict=obj,
+                decision=decision,
+                actor=staff_actor(request),
+                can_approve=True,
+                content=form.cleaned_data.get("content", ""),
+            )
+        except ServiceError as exc:
+            not_saved(obj, f"Conflict {obj.pk} was not decided: {exc}", level=messages.ERROR)
+
+    @admin.action(description="Replace: the new memory supersedes the old one")
+    def replace(self, request: HttpRequest, queryset: QuerySet[Conflict]) -> None:
+        self._resolve(request, queryset, "replace")
+
+    @admin.action(description="Keep both memories active")
+    def keep_both(self, request: HttpRequest, queryset: QuerySet[Conflict]) -> None:
+        self._resolve(request, queryset, "keep_both")
+
+    def _resolve(self, request: HttpRequest, queryset: QuerySet[Conflict], decision: str) -> None:
+        done: list[int] = []
+        skipped: dict[int, str] = {}
+        for chunk in _chunks(sorted(queryset.values_list("pk", flat=True))):
+            decided, left = conflicts.conflicts_resolve(
+                conflict_ids=chunk, decision=decision, actor=staff_actor(request), can_approve=True
+            )
+            done += decided
+            skipped.update(left)
+        if done:
+            label = decision.replace("_", " ")
+            self.message_user(request, f"{label}: conflict {some_ids(done)}.", messages.SUCCESS)
+        if skipped:
+            reasons = [f"{conflict_id} ({why})" for conflict_id, why in skipped.items()]
+            self.message_user(request, f"Left as they were: {some_ids(reasons)}.", messages.WARNING)
+
+    @admin.display(description="held now")
+    def old_memory(self, obj: Conflict) -> str:
+        return _memory_link(obj.old)
+
+    @admin.display(description="new, waiting")
+    def new_memory(self, obj: Conflict) -> str:
+        return _memory_link(obj.new)
+
+
+def _memory_link(memory: Memory) -> str:
+    return format_html(
+        '<a href="{}">#{}</a> {} <span class="quiet">({})</span>',
+        change_url(memory),
+        memory.pk,
+        _preview(memory.content),
+        memory.status,
+    )

@@ -12,7 +12,9 @@ Memories, in this order, within ``memory_budget`` estimated tokens:
    the budget (``constraints_over_budget`` says so);
 2. facts, 3. procedures (workflow before behavioral), 4. episodes (with their
    date) that hybrid recall found for the query, best score first in each
-   section; a memory that does not fit is skipped.
+   section; a memory that does not fit is skipped. A workflow only when the query is
+   about it (a query word in it or a cosine of at least WORKFLOW_TOPIC_COSINE): recall
+   always returns something, and a recipe for another job is noise in the prompt.
 
 Task isolation (``recall.visible_task_ids``, for recall and constraints alike): a
 task's context (``task_id``) has its own memories and the untasked ones, never
@@ -293,7 +295,7 @@ def _choose_memories(
         used += sum(_line_cost(item) for item in chosen)
     over_budget = used > budget
     ranked = sorted(
-        (hit for hit in hits if hit.memory.pk not in seen),
+        (hit for hit in hits if hit.memory.pk not in seen and _on_topic(hit)),
         key=lambda h: (SECTIONS.index(section_of(h.memory)), _subtype_rank(h.memory), -h.score),
     )
     sections = {item.section for item in chosen}
@@ -311,6 +313,21 @@ def _choose_memories(
         sections.add(item.section)
         used += cost
     return chosen, over_budget
+
+
+# A workflow is a recipe for one job: it is given when the query is about that job (a query
+# word in it, or a close vector neighbour), not because recall always returns something.
+WORKFLOW_TOPIC_COSINE = 0.4
+
+
+def _on_topic(hit: RecallHit) -> bool:
+    memory = hit.memory
+    if memory.kind != MemoryKind.PROCEDURE or memory.procedure_subtype != "workflow":
+        return True
+    cosine = hit.explanation.cosine
+    return hit.explanation.keyword_rank is not None or (
+        cosine is not None and cosine >= WORKFLOW_TOPIC_COSINE
+    )
 
 
 def _subtype_rank(memory: Memory) -> int:

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
+from memories.conflicts import pending_count
 from memories.selectors import memory_review_count
 
 
 def review_counts(request: HttpRequest) -> dict[str, object]:
-    """Candidates waiting for a person (staff pages only; one indexed count)."""
+    """Candidates and conflicts waiting for a person (staff pages only; an indexed count each,
+    made only when a page shows it)."""
     user = getattr(request, "user", None)
     if user is None or not user.is_active or not user.is_staff:
         return {}
 
     def count() -> str:
-        counted, capped = memory_review_count()
-        return f"{counted}+" if capped else str(counted) if counted else ""
+        return _shown(*memory_review_count())
 
-    return {"memory_review_count": count}
+    def conflicts() -> str:
+        return _shown(*pending_count())
+
+    return {"memory_review_count": count, "memory_conflict_count": conflicts}
+
+
+def _shown(counted: int, capped: bool) -> str:
+    return f"{counted}+" if capped else str(counted) if counted else ""

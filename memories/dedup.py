@@ -29,6 +29,7 @@ earlier creates a new memory instead of matching the dead one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,13 +37,14 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memories import vector_index
 from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
-from memories.models import Memory, MemoryEvent, MemoryStatus
+from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import content_hash, memory_history_record
 from spaceduck import runtime
@@ -197,10 +199,15 @@ def store(
     vector: np.ndarray,
     ctx: WriteContext,
     supersede: list[tuple[Memory, str]] = (),  # type: ignore[assignment]
+    ask: list[tuple[Memory, str]] = (),  # type: ignore[assignment]
 ) -> Memory:
-    """Insert the memory and supersede the old ones in ONE transaction."""
+    """Insert the memory and supersede the old ones in ONE transaction; with pairs to
+    ``ask`` a person about, it waits as a candidate and each pair goes to the conflict inbox."""
     with transaction.atomic():
-        memory = fast_insert(_new_memory(candidate, ctx))
+        new = _new_memory(candidate, ctx)
+        if ask or candidate.doubt:
+            new.status = MemoryStatus.CANDIDATE
+        memory = fast_insert(new)
         failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
         vector_index.upsert([(memory.pk, memory.namespace, vector)])
         memory_history_record(
@@ -221,6 +228,8 @@ def store(
                 reason=reason,
                 data={"superseded_by": memory.pk},
             )
+        for old, reason in ask:
+            Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
     return memory
 
 
@@ -332,14 +341,16 @@ def _distinct(candidate: Candidate, memory: Memory) -> list[str]:
 
 def _arbitrate(
     candidate: Candidate, neighbours: list[tuple[int, float]]
-) -> tuple[list[tuple[Memory, str]], list[dict[str, object]]]:
-    """Ask the arbiter about same-topic memories; return those to supersede and the verdicts.
+) -> tuple[list[tuple[Memory, str]], list[tuple[Memory, str]], list[dict[str, object]]]:
+    """Ask the arbiter about same-topic memories; return those to supersede, those it is
+    unsure about (a person decides), and the verdicts.
 
     Neighbours at or above the dedup threshold are in the band too: ``commit_candidate`` only
     gets here with those when their meaning-carrying tokens differ from the candidate's.
     """
     chat = get_chat()
     supersede: list[tuple[Memory, str]] = []
+    unsure: list[tuple[Memory, str]] = []
     verdicts: list[dict[str, object]] = []
     band = [(i, s) for i, s in neighbours if s >= settings.TOPIC_THRESHOLD][:MAX_ARBITRATIONS]
     rows = memories_by_id([memory_id for memory_id, _ in band])
@@ -361,7 +372,9 @@ def _arbitrate(
         )
         if answer.verdict == "contradiction":
             supersede.append((memory, f"contradicted ({chat.name} arbiter: {answer.reason})"))
-    return supersede, verdicts
+        elif answer.verdict == "unsure":
+            unsure.append((memory, f"the {chat.name} arbiter is unsure: {answer.reason}"))
+    return supersede, unsure, verdicts
 
 
 def _near_duplicate(
@@ -402,6 +415,64 @@ def _near_duplicate_since(
         return None  # nothing written meanwhile: the usual case, one query
     among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
     return _near_duplicate(candidate, _neighbours(vector, candidate, ctx, among))[0]
+
+
+# The statement says that something changed: the user says it last, on purpose.
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|these days|lately|recently|any ?more|no longer|moved|moving|switched|"
+    r"switching|changed?|changing|actually|instead|since|started|stopped|quit|gave up|new|"
+    r"updated?|from now on|increased|decreased|reduced|became|become|used to|corrections?|"
+    r"wrong|mistake|meant)\b",
+    re.IGNORECASE,
+)
+
+
+def _unsure_of(candidate: Candidate, ctx: WriteContext, memory: Memory) -> str:
+    """Why replacing ``memory`` with the candidate needs a person ("" when it does not):
+    the user may not mean the new statement, or the old memory was confirmed (said again,
+    or approved or edited by a person) and the new statement, said once, does not say that
+    anything changed."""
+    if candidate.doubt:
+        return f"the new statement may not be meant ({candidate.doubt})"
+    if _CHANGE.search(f"{candidate.content} {ctx.context}"):
+        return ""
+    confirmed = _confirmed(memory)
+    if confirmed and memory.confidence > candidate.confidence - 1e-6:
+        return (
+            f"memory {memory.pk} was {confirmed}; the new statement was said once and does not "
+            "say that anything changed"
+        )
+    return ""
+
+
+def _confirmed(memory: Memory) -> str:
+    """How the memory was confirmed: said again, or a person's decision ("" when neither)."""
+    if memory.last_seen_at > memory.created_at:
+        return "said again"
+    # An edit, an approval, a conflict decided: each is a person's (or an approver's) word.
+    decided = MemoryEvent.objects.filter(memory_id=memory.pk).filter(
+        Q(event=MemoryEvent.Event.EDITED)
+        | Q(event=MemoryEvent.Event.PROMOTED, reason="approved")
+        | Q(event=MemoryEvent.Event.PROMOTED, reason__startswith="conflict ")
+    )
+    return "confirmed by a person" if decided.exists() else ""
+
+
+def _who_decides(
+    candidate: Candidate,
+    ctx: WriteContext,
+    supersede: list[tuple[Memory, str]],
+    unsure: list[tuple[Memory, str]],
+) -> tuple[list[tuple[Memory, str]], list[tuple[Memory, str]]]:
+    """(what the engine supersedes, what it asks a person about). When it is unsure about
+    one of them, nothing is replaced without a person: each pair goes to the inbox."""
+    doubts = [why for memory, _ in supersede if (why := _unsure_of(candidate, ctx, memory))]
+    if not doubts and not unsure:
+        return supersede, []
+    why = doubts[0] if doubts else unsure[0][1]
+    ask = [(memory, f"{why}; it would replace it: {reason}") for memory, reason in supersede]
+    asked = {memory.pk for memory, _ in ask}
+    return [], ask + [(memory, reason) for memory, reason in unsure if memory.pk not in asked]
 
 
 def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
@@ -451,8 +522,9 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     if near is not None:
         return _near_verdict(near, candidate, ctx)
     arbitrations: list[dict[str, object]] = []
+    unsure: list[tuple[Memory, str]] = []
     if neighbours:
-        contradicted, arbitrations = _arbitrate(candidate, neighbours)
+        contradicted, unsure, arbitrations = _arbitrate(candidate, neighbours)
         supersede += contradicted
     with transaction.atomic():
         # Checked again under the write lock: another worker may have stored the same content,
@@ -473,8 +545,12 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         late = _near_duplicate_since(seen, vector, candidate, ctx)
         if late is not None:
             return _near_verdict(late, candidate, ctx)
-        memory = store(candidate, vector, ctx, supersede)
+        supersede, ask = _who_decides(candidate, ctx, supersede, unsure)
+        memory = store(candidate, vector, ctx, supersede, ask)
     extra: dict[str, object] = {"status": memory.status}
+    if ask:
+        extra["conflicts"] = [old.pk for old, _ in ask]
+        extra["asks"] = ask[0][1]
     if not_duplicates:
         extra["not_duplicates"] = not_duplicates
     if arbitrations:
@@ -482,4 +558,8 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     if supersede:
         extra["superseded"] = [old.pk for old, _ in supersede]
     reason = "superseded older memory" if supersede else "new memory"
+    if ask:
+        reason = "waits for a person: the conflict inbox"
+    elif candidate.doubt:
+        reason = f"a candidate: the user may not mean it ({candidate.doubt})"
     return Verdict(candidate, "stored", reason, memory_id=memory.pk, extra=extra)

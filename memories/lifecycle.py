@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from memories import vector_index
 from memories.dedup import LIVE
+from memories.extraction.claims import claim_of, stored_value
 from memories.extraction.secrets import secret_reason
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.services import content_hash, embedding_text, memory_history_record
@@ -238,6 +239,8 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
         if content_changed:
             memory.content_hash = content_hash(memory.content)
             fields.append("content_hash")
+        if content_changed or "kind" in changes:
+            fields += _claim_again(memory)
         _save(memory, fields)
         if vector is not None:
             vector_index.upsert([(memory.pk, memory.namespace, vector)])
@@ -245,6 +248,16 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
             memory=memory, event=MemoryEvent.Event.EDITED, actor=actor, data={"before": before}
         )
     return memory
+
+
+def _claim_again(memory: Memory) -> list[str]:
+    """Read what the edited memory claims (the claim columns it changes)."""
+    claim = claim_of(memory.kind, memory.content)
+    memory.claim_subject = claim.subject if claim else ""
+    memory.claim_attribute = claim.attribute if claim else ""
+    memory.claim_value = stored_value(claim)[:255] if claim else ""
+    memory.claim_polarity = claim.polarity if claim else ""
+    return ["claim_subject", "claim_attribute", "claim_value", "claim_polarity"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -276,8 +289,6 @@ def claims_backfill(*, batch: int = 1000) -> tuple[int, int]:
     """Read the claims of live facts and episodes written before claims existed (migration
     0022 added the columns empty); (claims read, memories examined). Safe to run again: a
     memory with no claim the rules can read is examined again, and left as it is."""
-    from memories.extraction.claims import claim_of, stored_value
-
     read = examined = 0
     after = 0
     while True:

@@ -338,3 +338,42 @@ class ReembedJob(models.Model):
     @property
     def percent(self) -> int:
         return 100 if not self.total else min(100, round(100 * self.done / self.total))
+
+
+class Conflict(models.Model):
+    """Two memories the engine would not decide between on its own: the conflict inbox.
+
+    ``new`` waits as a candidate beside ``old`` (live) until a person replaces the old one
+    with it, keeps both, or edits them into one (``memories.conflicts``).
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+
+    class Resolution(models.TextChoices):
+        REPLACE = "replace"
+        KEEP_BOTH = "keep_both", "keep both"
+        MERGE = "merge", "edit into one"
+        SETTLED = "settled", "settled elsewhere"
+
+    namespace = models.CharField(max_length=255)
+    old = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="conflicts_as_old")
+    new = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="conflicts_as_new")
+    reason = models.TextField(help_text="Why the engine did not decide on its own.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    resolution = models.CharField(max_length=16, choices=Resolution.choices, blank=True)
+    resolved_by = models.CharField(max_length=255, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["-created_at", "-id"]
+        indexes: ClassVar = [
+            # The inbox (newest open first) and its count in the navigation.
+            models.Index(fields=["status", "created_at"], name="conflict_status_created_idx"),
+            models.Index(fields=["namespace", "status"], name="conflict_ns_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"conflict {self.pk}: memory {self.old_id} vs {self.new_id} ({self.status})"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from memories.views import extractions, facts, memory, overview, settings, threads
+from memories.views import conflicts, extractions, facts, memory, overview, settings, threads
 
 app_name = "memories"
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("memories/<int:memory_id>/delete/", memory.memory_delete, name="delete"),
     path("memories/<int:memory_id>/decision/", memory.decide, name="decide"),
     path("review/memories/", memory.review, name="review"),
+    path("review/conflicts/", conflicts.inbox, name="conflicts"),
     path("overview/", overview.overview, name="overview"),
     path("extractions/", extractions.extraction_list, name="extractions"),
     path("extractions/<int:extraction_id>/", extractions.extraction_detail, name="extraction"),

@@ -320,6 +320,7 @@ def _register_routers() -> None:
         threads_router,
     )
     from memories.api import router as memories_router
+    from memories.api_conflicts import router as conflicts_router
     from notes.api import router as notes_router
 
     api.add_router("/memories", memories_router)
@@ -329,6 +330,7 @@ def _register_routers() -> None:
     api.add_router("/extractions", extractions_router)
     api.add_router("/skills", skills_router)
     api.add_router("/context", context_router)
+    api.add_router("/conflicts", conflicts_router)
 
 
 _register_routers()

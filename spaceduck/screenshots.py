@@ -15,6 +15,7 @@ screenshots at a 1280 px wide viewport:
   first hit's "why" panel open;
 - ``memory.png``: a memory's page (provenance, supersession, history);
 - ``candidates.png``: the candidate queue;
+- ``conflicts.png``: the conflict inbox (two preference flips the engine would not decide);
 - ``overview.png``: the overview (namespaces, work waiting, queue, worker, the last day's
   extractions with the failure linked);
 - ``extractions.png``: the extraction log, every status;
@@ -61,6 +62,7 @@ SHOTS = (
     "viewer-search.png",
     "memory.png",
     "candidates.png",
+    "conflicts.png",
     "overview.png",
     "extractions.png",
     "extraction.png",
@@ -340,8 +342,48 @@ def seed() -> dict[str, int]:
         actor="api",
     )
     failed = _release_bot_thread(bot)
+    _conflicts(thread)
     _running_service()
     return {"memory": home.pk, "extraction": learnt.pk, "failed": failed.pk}
+
+
+def _conflicts(thread: Any) -> None:
+    """Two flips the engine would not decide alone: a preference said twice, then the other
+    way round in a message that does not say it changed (the conflict inbox)."""
+    from django.utils import timezone
+
+    from memories.extraction.types import candidate_from_api
+    from memories.ingest import memory_write
+    from memories.models import Memory
+    from spaceduck.demo import DEMO_NAMESPACE
+
+    flips = [
+        (
+            "The user prefers window seats over aisle seats.",
+            "I prefer aisle seats over window seats.",
+        ),
+        ("The user prefers Python over Rust for side projects.", "I prefer Rust over Python."),
+    ]
+    for n, (held, said) in enumerate(flips):
+        for _ in range(2):  # said twice: confirmed
+            old = memory_write(
+                candidate_from_api({"kind": "fact", "content": held}),
+                namespace=DEMO_NAMESPACE,
+                actor="token:travel-agent",
+            )
+        Memory.objects.filter(pk=old.matched_memory_id).update(
+            created_at=timezone.now() - timedelta(days=40 + n)
+        )
+        message = _message(thread, f"demo-m{20 + n}", "user", said, 30 - n)
+        new = memory_write(
+            candidate_from_api({"kind": "fact", "content": f"The user prefers {said[9:]}"}),
+            namespace=DEMO_NAMESPACE,
+            actor="extraction",
+            context=f"user: {said}",
+        )
+        Memory.objects.filter(pk=new.memory_id).update(
+            source_message=message, source_thread=thread, source_type="user_message"
+        )
 
 
 def _conversation_records(thread: Any, demo: dict[str, Any]) -> None:
@@ -515,6 +557,12 @@ def shoot(
                 f"memory {ids['memory']}'s page",
             ),
             ("/review/memories/", "#queue table.queue", "candidates.png", "the candidate queue"),
+            (
+                "/review/conflicts/",
+                "#inbox article.conflict",
+                "conflicts.png",
+                "the conflict inbox",
+            ),
             ("/overview/", "#overview #worker-card.worker-alive", "overview.png", "the overview"),
             (
                 "/extractions/",

@@ -65,7 +65,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from memories import integrity, keyword_index, vector_index
-from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
+from memories.models import Conflict, Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from notes.models import Note, NoteSearchKind, NoteSupersession
 from notes.services import backfill_sql
 from spaceduck.errors import InvalidInput
@@ -135,6 +135,7 @@ TYPES: tuple[RecordType, ...] = (
     RecordType("message", Message, namespace_lookup="thread__namespace"),
     RecordType("memory", Memory, deferred=frozenset({"superseded_by_id"})),
     RecordType("memory_event", MemoryEvent),
+    RecordType("conflict", Conflict),
     RecordType("extraction", Extraction),
     RecordType("fact", Fact, unique=(("namespace", "key"),)),
     RecordType("note", Note, unique=(("uid",),)),

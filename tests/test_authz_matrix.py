@@ -27,7 +27,7 @@ from django.db import transaction
 from django.test import Client
 
 from memories.ingest import message_ingest
-from memories.models import Extraction, Memory, MemoryStatus
+from memories.models import Conflict, Extraction, Memory, MemoryStatus
 from memories.services import create_thread, memory_create, set_fact
 from notes.services import enable_note_search, save_note
 from spaceduck.models import ApiToken
@@ -104,6 +104,11 @@ ROUTES: dict[tuple[str, str], list[Call]] = {
     # The fixture's extraction has failed, so retrying it is allowed.
     ("POST", "/api/extractions/{extraction_id}/retry"): [Call("write")],
     ("DELETE", "/api/skills/{skill_id}/memories"): [Call("write", stranger=200)],
+    ("GET", "/api/conflicts"): [Call("read", {"namespace": ALICE})],
+    # Deciding a conflict is a reviewer's decision, as approving a candidate is.
+    ("POST", "/api/conflicts/{conflict_id}/resolve"): [
+        Call("approve", body={"decision": "keep_both"})
+    ],
     ("POST", "/api/context"): [
         Call("read", body=lambda ids: {"namespace": ALICE, "thread_id": ids["thread_id"]})
     ],
@@ -159,6 +164,8 @@ def ids() -> dict[str, str]:
         status=MemoryStatus.CANDIDATE,
     )
     Memory.objects.filter(pk=memory.pk).update(source_skill_id="skill-1")
+    held = memory_create(namespace=ALICE, kind="fact", content="Alice hates jazz.", actor="test")
+    conflict = Conflict.objects.create(namespace=ALICE, old=held, new=memory, reason="test")
     set_fact(ALICE, "prefs/theme", "dark")
     enable_note_search("user")
     save_note(ALICE, "Restart the worker when it hangs.", id="note-1")
@@ -166,6 +173,7 @@ def ids() -> dict[str, str]:
     Extraction.objects.filter(pk=ingested.extraction.pk).update(status="failed")
     return {
         "memory_id": str(memory.pk),
+        "conflict_id": str(conflict.pk),
         "extraction_id": str(ingested.extraction.pk),
         "thread_id": thread.id,
         "namespace": ALICE,

@@ -61,6 +61,7 @@ ACCEPTED_422 = {
     "GET /api/memories": "namespace omitted, but the token has several grants ('*')",
     "GET /api/memories/search": "namespace omitted, but the token has several grants ('*')",
     "POST /api/context": "namespace omitted, but the token has several grants ('*')",
+    "GET /api/conflicts": "namespace omitted, but the token has several grants ('*')",
     "GET /api/threads/{thread_id}/messages": "before/after is not a message of this thread",
     "GET /api/notes/search": "note search is not enabled for that namespace kind",
     "POST /api/notes": "supersedes names notes that do not exist in the namespace",

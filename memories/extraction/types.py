@@ -52,6 +52,10 @@ class Candidate:
     # What it claims, when a stage said (the model's structured output); otherwise read from
     # the content by the rules when it is written (memories.extraction.claims.claim_of).
     claim: Claim | None = None
+    # Why the user may not mean it (sarcasm, a hypothetical, a quotation), when a stage
+    # doubts it: it is never active on its own, and a memory it would replace is not
+    # replaced without a person (the conflict inbox).
+    doubt: str = ""
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pytest
 from memories import dedup
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.types import Candidate
-from memories.models import Memory, MemoryEvent
+from memories.models import Conflict, Memory, MemoryEvent
 from spaceduck.providers.chat.base import Arbitration
 from spaceduck.providers.chat.heuristic import HeuristicChat
 from tests.fakes.embedders import ScriptedEmbedder
@@ -292,3 +292,42 @@ def test_a_rerun_message_does_not_bring_back_what_a_later_message_superseded() -
     assert (again.decision, again.matched_memory_id) == ("already_extracted", first.memory_id)
     assert Memory.objects.filter(content="The user lives in Oslo.").count() == 1
     assert Memory.objects.get(pk=austin.memory_id).status == "active"
+
+
+def test_an_unsure_arbiter_sends_the_pair_to_the_conflict_inbox(
+    monkeypatch: pytest.MonkeyPatch, arbiter: ScriptedArbiter
+) -> None:
+    arbiter.verdict = "unsure"
+    new_text = "The user takes the coffee without milk now."
+    embed_with(monkeypatch, {new_text: 0.8})
+    old = commit_candidate(fact(BASE), ctx())
+    new = commit_candidate(fact(new_text), ctx())
+    assert new.decision == "stored"
+    assert new.extra["status"] == "candidate"
+    assert new.extra["conflicts"] == [old.memory_id]
+    assert "unsure" in str(new.extra["asks"])
+    assert Memory.objects.get(pk=old.memory_id).status == "active"  # nothing guessed
+    [conflict] = Conflict.objects.all()
+    assert (conflict.old_id, conflict.new_id, conflict.status) == (
+        old.memory_id,
+        new.memory_id,
+        "open",
+    )
+
+
+def test_a_doubted_candidate_waits_and_replaces_nothing_without_a_person(
+    monkeypatch: pytest.MonkeyPatch, arbiter: ScriptedArbiter
+) -> None:
+    new_text = "The user takes the coffee with cream."
+    embed_with(monkeypatch, {new_text: 0.8})
+    old = commit_candidate(fact(BASE), ctx())
+    new = commit_candidate(fact(new_text, doubt="may be sarcasm"), ctx())
+    assert new.extra["status"] == "candidate"
+    assert new.extra["conflicts"] == [old.memory_id]
+    assert Memory.objects.get(pk=old.memory_id).status == "active"
+    alone = commit_candidate(
+        fact("The user is the Queen of England.", doubt="may be sarcasm"), ctx()
+    )
+    assert alone.extra["status"] == "candidate"
+    assert "conflicts" not in alone.extra
+    assert "may not mean it" in alone.reason

@@ -71,3 +71,26 @@ def test_context_lists_each_memory_once_and_each_constraint_once(owner: Actor) -
     assert len(ids) > 20
     assert repeated(ids) == {}
     assert ids.count(rule_id) == 1
+
+
+def test_a_workflow_is_given_only_when_the_query_is_about_it(owner: Actor) -> None:
+    workflow = {
+        "namespace": "user:alice",
+        "kind": "procedure",
+        "procedure_subtype": "workflow",
+        "content": "To release the app: tag the commit, build the wheel, publish the changelog.",
+    }
+    workflow_id = owner.post("/api/memories", workflow).json()["memory_id"]
+    fact = {"namespace": "user:alice", "kind": "fact", "content": "The user loves Thai food."}
+    fact_id = owner.post("/api/memories", fact).json()["memory_id"]
+    thread = owner.post("/api/threads", {"namespace": "user:alice"}).json()["id"]
+
+    def given(query: str) -> list[int]:
+        body = {"namespace": "user:alice", "thread_id": thread, "query": query}
+        answer = owner.post("/api/context", body)
+        assert answer.status_code == 200, answer.content
+        return [memory["id"] for memory in answer.json()["memories"]]
+
+    assert workflow_id not in given("What should I cook for dinner tonight?")
+    assert fact_id in given("What food does the user like?")
+    assert workflow_id in given("How do I release the app?")

@@ -399,3 +399,12 @@ def test_get_chat_builds_the_openai_chat_from_settings(
         assert chat.arbitrate(existing="a", candidate="b").verdict == "consistent"
     finally:
         reset_providers()
+
+
+def test_arbitrate_may_answer_unsure(fake_openai: FakeOpenAI) -> None:
+    fake_openai.enqueue("chat", content='{"verdict": "unsure", "reason": "May be a joke."}')
+    result = make_chat(fake_openai).arbitrate(
+        existing="The user lives in Paris.", candidate="The user is the Queen of England."
+    )
+    assert result == Arbitration(verdict="unsure", reason="May be a joke.")
+    assert "unsure" in ARBITRATION_SCHEMA["properties"]["verdict"]["enum"]

@@ -4,7 +4,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-Verdict = Literal["contradiction", "consistent"]
+# "unsure": the arbiter cannot tell; a person decides (the conflict inbox).
+Verdict = Literal["contradiction", "consistent", "unsure"]
 
 
 @dataclass(frozen=True)

@@ -38,12 +38,14 @@ ARBITRATION_SYSTEM_PROMPT = (
     "and a candidate statement, answer 'contradiction' only when both are about the same "
     "subject and cannot both be true (for example two different home cities, or a "
     "preference and its negation). Added detail, different topics and compatible facts "
-    "are 'consistent'. Give a one-sentence reason."
+    "are 'consistent'. When you cannot tell (the candidate may be a joke, a hypothetical or "
+    "a quotation, or may be about something else), answer 'unsure': a person will decide. "
+    "Give a one-sentence reason."
 )
 ARBITRATION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "verdict": {"type": "string", "enum": ["contradiction", "consistent"]},
+        "verdict": {"type": "string", "enum": ["contradiction", "consistent", "unsure"]},
         "reason": {"type": "string"},
     },
     "required": ["verdict", "reason"],

@@ -1,0 +1,98 @@
+"""The conflict inbox in Chromium: a preference flip the engine is unsure about waits as a
+pair; replace, keep both and edit into one work with JavaScript off; bulk with htmx on."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.extraction.types import candidate_from_api
+from memories.ingest import memory_write
+from memories.models import Memory
+from memories.recall import RecallQuery, recall
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+NS = "user:alice"
+
+
+def unsure_flip(old: str, new: str) -> Memory:
+    """``old`` said twice, then ``new`` (another value, no word that it changed)."""
+    for _ in range(2):
+        first = memory_write(
+            candidate_from_api({"kind": "fact", "content": old}), namespace=NS, actor="token:agent"
+        )
+    second = memory_write(
+        candidate_from_api({"kind": "fact", "content": new}), namespace=NS, actor="token:agent"
+    )
+    assert first.decision == "duplicate"
+    assert second.extra.get("conflicts") == [first.matched_memory_id]
+    return Memory.objects.get(pk=second.memory_id)
+
+
+def active() -> list[str]:
+    return sorted(
+        Memory.objects.filter(namespace=NS, status="active").values_list("content", flat=True)
+    )
+
+
+def test_the_inbox_without_javascript(browser, live_server, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    from tests.browser.conftest import log_in
+
+    tea = unsure_flip("The user prefers tea over coffee.", "The user prefers coffee over tea.")
+    unsure_flip(
+        "The user prefers window seats over aisle seats.",
+        "The user prefers aisle seats over window seats.",
+    )
+    unsure_flip("The user prefers cats over dogs.", "The user prefers dogs over cats.")
+    user = django_user_model.objects.create_user("ada", password="analytical-engine", is_staff=True)
+    context = browser.new_context(java_script_enabled=False)
+    log_in(context, live_server.url, user)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(f"{live_server.url}/review/conflicts/")
+    assert page.locator("#conflicts-nav .count").inner_text() == "3"
+    pair = page.locator(f"#conflict-{tea.conflicts_as_new.get().pk}")
+    assert "The user prefers tea over coffee." in pair.locator(".side-old").inner_text()
+    assert "The user prefers coffee over tea." in pair.locator(".side-new").inner_text()
+    assert "said again" in pair.locator(".why").inner_text()
+
+    pair.get_by_role("button", name="Replace", exact=True).click()
+    page.wait_for_url(f"{live_server.url}/review/conflicts/")
+    assert "replaced" in page.locator("#flash").inner_text()
+    assert "The user prefers coffee over tea." in active()
+    assert "The user prefers tea over coffee." not in active()
+    hits = recall(RecallQuery(namespace=NS, text="tea or coffee?", top_k=10))
+    drinks = [hit.memory.content for hit in hits if "tea" in hit.memory.content]
+    assert drinks == ["The user prefers coffee over tea."]
+
+    seats = page.locator("article.conflict", has_text="window seats")
+    seats.get_by_role("button", name="Keep both").click()
+    page.wait_for_url(f"{live_server.url}/review/conflicts/")
+    assert {
+        "The user prefers window seats over aisle seats.",
+        "The user prefers aisle seats over window seats.",
+    } <= set(active())
+
+    pets = page.locator("article.conflict", has_text="dogs")
+    pets.locator("textarea").fill("The user likes dogs and cats alike.")
+    pets.get_by_role("button", name="Save as one").click()
+    page.wait_for_url(f"{live_server.url}/review/conflicts/")
+    assert "The user likes dogs and cats alike." in active()
+    assert "The user prefers cats over dogs." not in active()
+    assert page.get_by_text("No conflict is waiting").is_visible()
+    assert page.locator("#conflicts-nav .count").count() == 0
+    context.close()
+
+
+def test_bulk_replace_with_htmx(staff_page) -> None:  # type: ignore[no-untyped-def]
+    unsure_flip("The user prefers tea over coffee.", "The user prefers coffee over tea.")
+    unsure_flip("The user prefers cats over dogs.", "The user prefers dogs over cats.")
+    page = staff_page
+    page.goto(f"{page.base}/review/conflicts/")
+    page.evaluate("window.__marker = 'same page'")
+    for box in page.locator("#conflicts input[name=ids]").all():
+        box.check()
+    page.get_by_role("button", name="Replace selected").click()
+    page.wait_for_selector("text=No conflict is waiting")
+    assert "2 conflicts: replaced." in page.locator("#flash").inner_text()
+    assert page.evaluate("window.__marker") == "same page"  # swapped by htmx, no reload
+    assert active() == ["The user prefers coffee over tea.", "The user prefers dogs over cats."]
