@@ -15,9 +15,12 @@ waits as a candidate; the old one stays as it was. A person then decides, here f
   supersedes the old one.
 
 Deciding needs the ``approve`` permission: an agent cannot settle its own conflict. A
-conflict whose memories changed meanwhile (the candidate approved or rejected in the
-candidate queue, the old memory archived or deleted) is settled elsewhere: it leaves the
-inbox and a decision on it is refused with what happened.
+conflict whose memories changed meanwhile (the candidate rejected in the candidate queue,
+either memory archived, superseded or deleted) is settled elsewhere: it leaves the inbox and
+a decision on it is refused with what happened. A candidate approved in the queue stays in
+the inbox beside the old memory: two active memories that contradict each other are still
+a question (``dedup.open_contradictions`` opens such pairs when an edit or claims read after
+an upgrade make them).
 """
 
 from __future__ import annotations
@@ -38,7 +41,10 @@ from spaceduck.errors import InvalidInput, NotFound, PermissionDenied
 
 DECISIONS = ("replace", "keep_both", "merge")
 BULK_DECISIONS = ("replace", "keep_both")  # merge needs the text of each pair
-_PENDING = Q(status=Conflict.Status.OPEN, new__status=MemoryStatus.CANDIDATE, old__status__in=LIVE)
+# The new side waits as a candidate, or is active beside the old one (two live memories the
+# write path did not decide between: dedup.open_contradictions).
+_NEW_WAITING = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE)
+_PENDING = Q(status=Conflict.Status.OPEN, new__status__in=_NEW_WAITING, old__status__in=LIVE)
 
 
 def pending(namespace: str = "") -> QuerySet[Conflict]:
@@ -95,15 +101,16 @@ def _apply(conflict: Conflict, decision: str, actor: str, content: str) -> None:
         # Validated and re-embedded as any edit (limits, the secrets firewall); its claim is
         # read again from the new text.
         memory_edit(memory=new, changes={"content": content}, actor=actor)
-    new.status = MemoryStatus.ACTIVE
-    new.updated_at = timezone.now()
-    new.save(update_fields=["status", "updated_at"])
-    memory_history_record(
-        memory=new,
-        event=MemoryEvent.Event.PROMOTED,
-        actor=actor,
-        reason=f"conflict {conflict.pk} with memory {conflict.old_id}: {_LABEL[decision]}",
-    )
+    if new.status == MemoryStatus.CANDIDATE:
+        new.status = MemoryStatus.ACTIVE
+        new.updated_at = timezone.now()
+        new.save(update_fields=["status", "updated_at"])
+        memory_history_record(
+            memory=new,
+            event=MemoryEvent.Event.PROMOTED,
+            actor=actor,
+            reason=f"conflict {conflict.pk} with memory {conflict.old_id}: {_LABEL[decision]}",
+        )
     if decision != "keep_both":
         for old in _replaced(conflict):
             _supersede(old, new, actor, f"conflict {conflict.pk}: {_LABEL[decision]}")
@@ -156,8 +163,8 @@ def _settled_elsewhere(conflict: Conflict) -> str:
         return f"memory {gone} of conflict {conflict.pk} was deleted"
     conflict.new, conflict.old = new, old
     why = ""
-    if new.status != MemoryStatus.CANDIDATE:
-        why = f"memory {new.pk} is {new.status} now, no longer waiting"
+    if new.status not in _NEW_WAITING:
+        why = f"memory {new.pk} is {new.status} now"
     elif old.status not in LIVE:
         why = f"memory {old.pk} is {old.status} now"
     if why:

@@ -475,6 +475,37 @@ def _who_decides(
     return [], ask + [(memory, reason) for memory, reason in unsure if memory.pk not in asked]
 
 
+def open_contradictions(memory: Memory) -> list[int]:
+    """Ask a person about each other live fact whose claim contradicts ``memory``'s: two
+    memories the write path did not decide between (an edit gave one a new claim; claims
+    read after an upgrade). The newer word is the ``new`` side (the edited memory, else the
+    later one). A pair asked about before is not asked again. Returns the conflicts' ids."""
+    claim = _stored_claim(memory)
+    if claim is None or memory.kind != "fact" or memory.status not in LIVE:
+        return []
+    ctx = WriteContext(
+        namespace=memory.namespace, actor="", scope=memory.scope, scope_id=memory.scope_id
+    )
+    opened: list[int] = []
+    for other, theirs in _claim_holders(claim, ctx):
+        if other.pk == memory.pk or not claim.conflicts(theirs):
+            continue
+        asked = Conflict.objects.filter(
+            Q(old=other, new=memory) | Q(old=memory, new=other)
+        ).exists()
+        if asked:
+            continue
+        why = (
+            f"memories {other.pk} and {memory.pk} are both live and claim another "
+            f"{_describe(claim)}: the write path did not decide between them"
+        )
+        conflict = Conflict.objects.create(
+            namespace=memory.namespace, old=other, new=memory, reason=why
+        )
+        opened.append(conflict.pk)
+    return opened
+
+
 def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories import vector_index
-from memories.dedup import LIVE
+from memories.dedup import LIVE, open_contradictions
 from memories.extraction.claims import claim_of, stored_value
 from memories.extraction.secrets import secret_reason
 from memories.models import Memory, MemoryEvent, MemoryStatus
@@ -247,6 +247,8 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
         memory_history_record(
             memory=memory, event=MemoryEvent.Event.EDITED, actor=actor, data={"before": before}
         )
+        if content_changed or "kind" in changes:
+            open_contradictions(memory)  # its new claim may contradict another memory
     return memory
 
 
@@ -285,11 +287,13 @@ def skill_purge(*, skill_id: str, namespaces: Iterable[str] | None, actor: str) 
     return len(doomed)
 
 
-def claims_backfill(*, batch: int = 1000) -> tuple[int, int]:
+def claims_backfill(*, batch: int = 1000) -> tuple[int, int, int]:
     """Read the claims of live facts and episodes written before claims existed (migration
-    0022 added the columns empty); (claims read, memories examined). Safe to run again: a
-    memory with no claim the rules can read is examined again, and left as it is."""
-    read = examined = 0
+    0022 added the columns empty); (claims read, memories examined, conflicts opened: live
+    facts whose claims now contradict each other go to the conflict inbox). Safe to run
+    again: a memory with no claim the rules can read is examined again, and left as it is;
+    a pair asked about once is not asked again."""
+    read = examined = opened = 0
     after = 0
     while True:
         rows = list(
@@ -298,21 +302,20 @@ def claims_backfill(*, batch: int = 1000) -> tuple[int, int]:
                 claim_attribute="",
                 kind__in=["fact", "episode"],
                 status__in=["candidate", "active", "stale"],
-            )
-            .order_by("id")
-            .values_list("id", "kind", "content")[:batch]
+            ).order_by("id")[:batch]
         )
         if not rows:
-            return read, examined
-        for memory_id, kind, content in rows:
-            claim = claim_of(kind, content)
-            if claim is not None:
-                Memory.objects.filter(pk=memory_id).update(
-                    claim_subject=claim.subject,
-                    claim_attribute=claim.attribute,
-                    claim_value=stored_value(claim)[:255],
-                    claim_polarity=claim.polarity,
+            return read, examined, opened
+        for memory in rows:
+            _claim_again(memory)
+            if memory.claim_attribute:
+                Memory.objects.filter(pk=memory.pk).update(
+                    claim_subject=memory.claim_subject,
+                    claim_attribute=memory.claim_attribute,
+                    claim_value=memory.claim_value,
+                    claim_polarity=memory.claim_polarity,
                 )
                 read += 1
+                opened += len(open_contradictions(memory))
         examined += len(rows)
-        after = rows[-1][0]
+        after = rows[-1].pk

@@ -128,13 +128,47 @@ def test_a_pair_settled_in_the_candidate_queue_leaves_the_inbox(
     owner: Actor, reviewer: Actor
 ) -> None:
     conflict = flip(owner)
-    approved = reviewer.patch(f"/api/memories/{conflict['new']['id']}", {"status": "active"})
-    assert approved.status_code == 200
+    rejected = reviewer.patch(f"/api/memories/{conflict['new']['id']}", {"status": "archived"})
+    assert rejected.status_code == 403  # archiving is a write; the reviewer only approves
+    archived = owner.patch(f"/api/memories/{conflict['new']['id']}", {"status": "archived"})
+    assert archived.status_code == 200
     assert owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"] == []
     late = resolve(reviewer, conflict["id"], decision="replace")
     assert late.status_code == 409
     assert "settled elsewhere" in late.json()["detail"]
     assert Conflict.objects.get(pk=conflict["id"]).resolution == "settled"
+
+
+def test_a_candidate_approved_in_the_queue_stays_in_the_inbox(
+    owner: Actor, reviewer: Actor
+) -> None:
+    conflict = flip(owner)
+    approved = reviewer.patch(f"/api/memories/{conflict['new']['id']}", {"status": "active"})
+    assert approved.status_code == 200
+    # Two active memories claiming two values of one thing: still a question.
+    [waiting] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
+    assert waiting["new"]["status"] == "active"
+    assert resolve(reviewer, conflict["id"], decision="replace").status_code == 200
+    assert contents(owner) == ["The user prefers coffee over tea."]
+
+
+def test_an_edit_that_contradicts_another_memory_opens_a_conflict(owner: Actor) -> None:
+    say(owner, ["I live in Berlin."], ["I love jazz."])
+    jazz = next(
+        m
+        for m in owner.get("/api/memories", {"namespace": NS}).json()["memories"]
+        if "jazz" in m["content"]
+    )
+    edited = owner.patch(f"/api/memories/{jazz['id']}", {"content": "The user lives in Munich."})
+    assert edited.status_code == 200
+    assert edited.json()["claim"]["attribute"] == "location"
+    [conflict] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
+    assert conflict["old"]["content"] == "The user lives in Berlin."
+    assert conflict["new"]["id"] == jazz["id"]
+    assert "both live" in conflict["reason"]
+    # Asked once: another edit of the same pair does not ask again.
+    owner.patch(f"/api/memories/{jazz['id']}", {"content": "The user lives in Munich, Germany."})
+    assert len(owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]) == 1
 
 
 # --- The dashboard: /review/conflicts/ (plain forms; htmx swaps the inbox) ---------------

@@ -179,3 +179,23 @@ def test_claims_reads_the_claims_of_memories_stored_before_claims(capsys: Any) -
     old.refresh_from_db()
     assert (old.claim_subject, old.claim_attribute, old.claim_value) == ("user", "location", "oslo")
     assert Memory.objects.get(pk=bees.pk).claim_attribute == ""
+
+
+def test_claims_sends_live_memories_that_now_contradict_to_the_conflict_inbox(
+    capsys: Any,
+) -> None:
+    from django.core.management import call_command
+
+    from memories.models import Conflict
+    from memories.services import memory_create
+
+    oslo = memory_create(namespace=NS, kind="fact", content="The user lives in Oslo.", actor="t")
+    rome = memory_create(namespace=NS, kind="fact", content="The user lives in Rome.", actor="t")
+    call_command("memory", "claims")
+    out = capsys.readouterr().out
+    assert "Read a claim for 2 of 2 memories without one." in out
+    assert "1 pairs of live memories claim different values" in out
+    [conflict] = Conflict.objects.all()
+    assert (conflict.old_id, conflict.new_id, conflict.status) == (oslo.pk, rome.pk, "open")
+    call_command("memory", "claims")  # nothing left to read, nothing asked twice
+    assert Conflict.objects.count() == 1

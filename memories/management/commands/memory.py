@@ -152,8 +152,13 @@ class Command(BaseCommand):
     def _claims(self, options: dict[str, Any]) -> None:
         from memories.lifecycle import claims_backfill
 
-        read, examined = claims_backfill()
+        read, examined, opened = claims_backfill()
         self.stdout.write(f"Read a claim for {read} of {examined} memories without one.")
+        if opened:
+            self.stdout.write(
+                f"{opened} pairs of live memories claim different values of one thing: "
+                "they wait in the conflict inbox (/review/conflicts/)."
+            )
 
     def _purge_skill(self, options: dict[str, Any]) -> None:
         from memories.lifecycle import skill_purge
