@@ -84,7 +84,8 @@ def test_bench_beliefs_prints_a_row_per_category_and_all() -> None:
     text = out.getvalue()
     assert "beliefs, split tune: 12 conversations" in text
     assert "chat heuristic" in text
-    assert re.search(rf"^all\s+12\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+$", text, re.M)
+    row = rf"^all\s+12\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+\s+\d+$"  # repeats, asked
+    assert re.search(row, text, re.M)
     assert re.search(rf"^change_of_mind\s+\d+\s+{NUMBER}", text, re.M)
 
 
@@ -93,3 +94,25 @@ def test_the_held_out_part_cannot_be_read_for_errors() -> None:
         call_command("bench", "beliefs", "--split", "heldout", "--show-errors")
     with pytest.raises(CommandError, match="local and/or hash"):
         call_command("bench", "beliefs", "--embedders", "openai")
+
+
+@pytest.mark.django_db
+def test_a_pair_waiting_in_the_conflict_inbox_is_counted_as_asked() -> None:
+    from spaceduck.benchmarks.beliefs import converse
+
+    said_twice = Conversation(
+        id="asked-0",
+        family="asked",
+        category="preference",
+        sessions=(
+            ("I prefer tea over coffee.",),
+            ("I prefer tea over coffee.",),
+            ("I prefer coffee over tea.",),
+        ),
+        active=(("prefer", "coffee over tea"),),
+        inactive=(("prefer", "tea over coffee"),),
+    )
+    outcome = converse(said_twice, "user:asked")
+    assert outcome.asked == 1
+    assert not outcome.accurate  # the new belief waits for a person: not active yet
+    assert score([outcome])["asked"] == 1

@@ -16,7 +16,11 @@ active memories and scores them against what must be believed:
   the conversations whose list of beliefs is ``complete``; an old value still active is
   stale, not invented;
 - **repeats**: memories listed more than once in the context built for the conversation's
-  last question (``build_context``), summed.
+  last question (``build_context``), summed;
+- **asked**: pairs waiting in the conflict inbox at the end (the engine asked a person
+  instead of guessing: the old memory is still active, the new one a candidate), summed.
+  A belief waiting there is not active: it counts against accuracy and as stale until a
+  person decides.
 
 ``--split heldout`` (~30% of the conversations, by family: phrasings never tuned on) is for
 reporting; tune on ``--split tune`` only (``--show-errors`` refuses the held-out part). Each
@@ -102,6 +106,7 @@ class Outcome:
     active: list[str]  # the active memories' contents at the end
     kinds: list[str]  # and their kinds
     repeats: int  # memories listed twice (or more) in the final context
+    asked: int = 0  # pairs waiting in the conflict inbox
     held: list[int] = field(default_factory=list)  # per must-be-active belief: memories holding it
     stale: list[Belief] = field(default_factory=list)
     invented: list[str] = field(default_factory=list)
@@ -144,6 +149,7 @@ def score(outcomes: list[Outcome]) -> dict[str, float]:
         "duplicates": _share(sum(n > 1 for n in held), len(held)),
         "invented": _share(sum(bool(o.invented) for o in complete), len(complete)),
         "repeats": sum(o.repeats for o in outcomes),
+        "asked": sum(o.asked for o in outcomes),
     }
 
 
@@ -155,7 +161,7 @@ def report(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
     by_category: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
         by_category[outcome.conversation.category].append(outcome)
-    columns = ("conversations", "accuracy", "stale", "duplicates", "invented", "repeats")
+    columns = ("conversations", "accuracy", "stale", "duplicates", "invented", "repeats", "asked")
     print(f"{'category':<16}" + "".join(f"{c:>14}" for c in columns), file=stdout)
     rows = [*sorted(by_category.items()), ("all", outcomes)]
     for name, part in rows:
@@ -177,6 +183,7 @@ def show_errors(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
             and not o.stale
             and not o.invented
             and not o.repeats
+            and not o.asked
             and max(o.held, default=0) <= 1
         ):
             continue
@@ -191,6 +198,8 @@ def show_errors(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
             print(f"  stale: {belief}", file=stdout)
         for memory in o.invented:
             print(f"  invented: {memory}", file=stdout)
+        if o.asked:
+            print(f"  asked a person about {o.asked} pair(s)", file=stdout)
         print("  active: " + " | ".join(o.active), file=stdout)
 
 
@@ -198,6 +207,7 @@ def show_errors(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
 
 
 def converse(conversation: Conversation, namespace: str) -> Outcome:
+    from memories.conflicts import pending
     from memories.context import build_context
     from memories.ingest import message_ingest
     from memories.models import Memory
@@ -217,7 +227,8 @@ def converse(conversation: Conversation, namespace: str) -> Outcome:
     context = build_context(namespace=namespace, thread_id=thread_id, query=query)
     ids = Counter(item.memory.pk for item in context.memories)
     contents, kinds = [r[0] for r in rows], [r[1] for r in rows]
-    return Outcome(conversation, contents, kinds, sum(n - 1 for n in ids.values()))
+    repeats = sum(n - 1 for n in ids.values())
+    return Outcome(conversation, contents, kinds, repeats, asked=pending(namespace).count())
 
 
 def child_main(split: str, limit: int, errors: bool) -> None:
