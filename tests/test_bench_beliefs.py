@@ -96,7 +96,7 @@ def test_the_held_out_part_cannot_be_read_for_errors() -> None:
         call_command("bench", "beliefs", "--embedders", "openai")
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)  # extraction runs on commit, as in the bench
 def test_a_pair_waiting_in_the_conflict_inbox_is_counted_as_asked() -> None:
     from spaceduck.benchmarks.beliefs import converse
 
