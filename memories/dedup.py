@@ -429,11 +429,14 @@ _CHANGE = re.compile(
 
 def _unsure_of(candidate: Candidate, ctx: WriteContext, memory: Memory) -> str:
     """Why replacing ``memory`` with the candidate needs a person ("" when it does not):
-    the user may not mean the new statement, or the old memory was confirmed (said again,
-    or approved or edited by a person) and the new statement, said once, does not say that
-    anything changed."""
+    the user may not mean the new statement, it is hedged, or the old memory was confirmed
+    (said again, or approved or edited by a person) and the new statement, said once, does not
+    say that anything changed."""
     if candidate.doubt:
         return f"the new statement may not be meant ({candidate.doubt})"
+    if candidate.confidence < settings.ACTIVE_CONFIDENCE:
+        # It waits as a candidate itself: replacing now would leave agents neither value.
+        return f"the new statement is hedged (confidence {candidate.confidence:.2f})"
     if _CHANGE.search(f"{candidate.content} {ctx.context}"):
         return ""
     confirmed = _confirmed(memory)

@@ -289,3 +289,20 @@ def test_the_admin_replaces_in_bulk(owner: Actor, admin_client) -> None:  # type
     assert f"replace: conflict {conflict['id']}." in answer.content.decode().lower()
     assert contents(owner) == ["The user prefers coffee over tea."]
     assert admin_client.get("/admin/memories/conflict/add/").status_code == 403
+
+
+def test_a_hedged_new_value_does_not_retire_the_old_one_on_its_own(owner: Actor) -> None:
+    say(owner, ["I live in Berlin."])
+    body = {
+        "namespace": NS,
+        "kind": "fact",
+        "content": "The user lives in Rome.",
+        "confidence": "likely",
+    }
+    written = owner.post("/api/memories", body)
+    assert written.status_code == 201
+    assert written.json()["memory"]["status"] == "candidate"
+    # Without the rule Berlin was superseded by a candidate: agents were given no home at all.
+    assert contents(owner) == ["The user lives in Berlin."]
+    [conflict] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
+    assert "hedged" in conflict["reason"]
