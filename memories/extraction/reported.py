@@ -15,10 +15,18 @@ What counts as reported (by structure, not by topic):
 - a *framed sentence*: one opening with a fiction or hypothesis frame ("In my story",
   "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were");
 - *quoted* words: three or more words inside double, single or typographic quotes;
-- everything before a *retraction* ("jk", "just kidding", "only joking"): the user took
-  it back ("no kidding" is emphasis, not a retraction).
+- everything before a *retraction* ("jk", "just kidding", "only joking", a closing "/s"):
+  the user took it back ("no kidding" is emphasis, not a retraction);
+- a *sarcastic* sentence: a mocking opener ("Oh sure", "Yeah right", "As if"), a weaker
+  opener ("Sure,", "Yeah, because", "Right, and") with a mock intensifier in the same
+  sentence ("totally", "obviously", "secretly", "of course"), a tail that says the
+  opposite ("..., said no one ever"), or the sentence a lone "Not." takes back;
+- a *paste*: a fenced code block, a traceback (to the end of its paragraph), and lines
+  that read as logs or code (a leading timestamp or log level, an exception line, a stack
+  frame, a JSON object, a statement such as ``user.city = 'Oslo'`` or ``print('...')``).
 
-Known limits: English frames only; reported speech without a colon or quotes ("she said
+Known limits: English frames only; sarcasm without a marker ("I'm the Pope") is taken at
+its word; reported speech without a colon or quotes ("she said
 she lives in Rome") is left to the third-person checks of each stage.
 """
 
@@ -54,6 +62,47 @@ _QUOTES = re.compile(
 )
 _RETRACTION = re.compile(
     r"(?i)(?<!no )\b(?:jk|j/k|just\s+kidding|just\s+joking|only\s+joking|kidding\s+aside)\b"
+    r"|(?<![\w/])/s\b(?=\W*$)"
+)
+# Sarcasm, by its markers (English): the sentence says the opposite of what it means.
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|(?=\n)|$)")
+_MOCKING_OPENER = re.compile(
+    r"^\W*(?:(?:oh|ah)\s+(?:sure|totally|absolutely|of\s+course|yeah\s*,?\s*right)\b"
+    r"|(?:yeah|yea|yah|sure)\s*,?\s*right\b|as\s+if\b)",
+    re.IGNORECASE,
+)
+_WEAK_OPENER = re.compile(
+    r"^\W*(?:oh\s+)?(?:sure|yeah|yes|right|great|of\s+course|because)\b\s*[,!.]?\s*"
+    r"(?:(?:and|because)\b)?",
+    re.IGNORECASE,
+)
+_MOCK_INTENSIFIER = re.compile(
+    r"\b(?:totally|obviously|clearly|secretly|of\s+course|definitely|surely|naturally)\b",
+    re.IGNORECASE,
+)
+_OPPOSITE_TAIL = re.compile(
+    r"\b(?:said\s+no\s*(?:one|body)\s+ever|yeah,?\s+right|as\s+if)\W*$", re.IGNORECASE
+)
+_TAKEN_BACK = re.compile(r"^\W*not\s*[.!]+\W*$", re.IGNORECASE)
+# Pastes: code and logs are not the user speaking.
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_TRACEBACK = re.compile(
+    r"(?m)^[ \t]*Traceback \(most recent call last\):.*?(?=\n[ \t]*\n|\Z)", re.S
+)
+_PASTED_LINE = re.compile(
+    r"(?m)^[ \t]*(?:"
+    r"\[?\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}"  # 2024-05-01 12:00:03 ...
+    r"|\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s"  # 12:00:03 ...
+    r"|\[?(?:ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL)\b[\]:]?\s"  # ERROR: ...
+    r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s"  # ValueError: ...
+    r"|File \"[^\"\n]+\", line \d+"  # a Python stack frame
+    r"|at [\w.$<>]+\([\w.:]*\)"  # a Java/JS stack frame
+    r"|[{\[]\s*\"[^\"\n]*\"\s*:"  # {"name": ...
+    r"|(?:>>>|\$)\s+\S"  # a prompt
+    r"|(?:def|class|import|return|const|let|var|function)\s+\w"
+    r"|[\w.\[\]'\"]+\.\w+\s*=\s*\S"  # user.city = ...
+    r"|\w+(?:\.\w+)*\(['\"]"  # print('...
+    r").*$"
 )
 
 
@@ -72,7 +121,41 @@ def reported_spans(text: str) -> list[tuple[int, int]]:
     retractions = list(_RETRACTION.finditer(text))
     if retractions:
         spans.append((0, retractions[-1].end()))
+    spans.extend(_sarcastic(text))
+    spans.extend(_pasted(text))
     return _merged(spans)
+
+
+def _sarcastic(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    previous: tuple[int, int] | None = None
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group()
+        if not sentence.strip():
+            continue
+        if _TAKEN_BACK.match(sentence) and previous is not None:
+            spans.append((previous[0], match.end()))  # "I just LOVE Mondays. Not."
+        elif (
+            _MOCKING_OPENER.match(sentence)
+            or _OPPOSITE_TAIL.search(sentence)
+            or _weak_but_mocking(sentence)
+        ):
+            spans.append(match.span())
+        previous = match.span()
+    return spans
+
+
+def _weak_but_mocking(sentence: str) -> bool:
+    """ "Sure, I totally speak twelve languages": a weak opener, then a mock intensifier."""
+    opener = _WEAK_OPENER.match(sentence)
+    return opener is not None and _MOCK_INTENSIFIER.search(sentence, opener.end()) is not None
+
+
+def _pasted(text: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _FENCE.finditer(text)]
+    spans += [m.span() for m in _TRACEBACK.finditer(text)]
+    spans += [m.span() for m in _PASTED_LINE.finditer(text)]
+    return spans
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

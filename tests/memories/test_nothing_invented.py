@@ -1,0 +1,32 @@
+"""Nothing invented (issue 28, item 4), through the HTTP API: sarcasm and jokes, hypotheticals
+and wishes, quoted speech, other people's facts, passing states, code and log pastes and
+sentence fragments are never stored as active memories of the user; a contact update and a
+move said with "we" are learnt, and supersede what they replace."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Actor
+from tests.memories.test_beliefs_api import contents, say
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Oh sure, and I'm the Queen of England.",
+        "Great, another Monday. I just LOVE Mondays. Not.",
+        "Oh yes, I run a marathon every single day, said no one ever.",
+        "Sure, I totally speak twelve languages fluently.",
+    ],
+)
+def test_sarcasm_is_not_taken_at_its_word(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    assert contents(owner) == []
+
+
+def test_a_sincere_answer_that_opens_with_sure_is_learnt(owner: Actor) -> None:
+    say(owner, ["Sure, I live in Lisbon."])
+    assert contents(owner) == ["The user lives in Lisbon."]
