@@ -338,6 +338,23 @@ def is_sentence(text: str) -> bool:
     )
 
 
+# Words that add nothing to an auxiliary left alone ("never did really", "not anymore though").
+_ELLIPSIS_FILLERS = _words("""
+    too either neither though anymore any more longer really truly honestly indeed much very
+    well some yes yeah yep nope nah ok okay maybe perhaps quite lol either way user user's
+    """)
+
+
+def is_elliptical(text: str) -> bool:
+    """Whether ``text`` is an elliptical reply with nothing of its own to say: closed-class
+    words only ("Never did really.", "Not anymore though, and then some.", "The user does
+    too."), so what it is about is in another sentence, or nowhere."""
+    lowers = [t.lower().replace("\u2019", "'") for t in _tokens(text) if t not in _BREAK]
+    return bool(lowers) and all(
+        word in _CLOSED_CLASS or word in _ELLIPSIS_FILLERS for word in lowers
+    )
+
+
 # A sentence ends at ., ! or ? before a space, or at a line break. Abbreviations split too
 # ("Dr. Smith"): the callers count questions and statements, which a split phrase still
 # reads as or as neither; the extraction stages that cut facts out keep their own splitters.

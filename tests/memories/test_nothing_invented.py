@@ -30,3 +30,8 @@ def test_sarcasm_is_not_taken_at_its_word(owner: Actor, text: str) -> None:
 def test_a_sincere_answer_that_opens_with_sure_is_learnt(owner: Actor) -> None:
     say(owner, ["Sure, I live in Lisbon."])
     assert contents(owner) == ["The user lives in Lisbon."]
+
+
+def test_an_elliptical_tail_is_not_stored_as_a_procedure(owner: Actor) -> None:
+    say(owner, ["I live in Berlin."], ["I don't live in Berlin anymore, never did really."])
+    assert contents(owner) == ["The user no longer lives in Berlin."]

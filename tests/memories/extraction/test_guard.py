@@ -216,6 +216,9 @@ def test_it_keeps_real_values_that_mention_placeholder_words(content: str) -> No
         "And the user likes tea.",
         "But only on Fridays.",
         "If the tests fail",
+        "Never did really.",  # elliptical: what it is about is in another sentence
+        "Not anymore though, and then some.",
+        "The user does too.",
     ],
 )
 def test_it_rejects_fragments(content: str) -> None:
@@ -230,6 +233,8 @@ def test_it_rejects_fragments(content: str) -> None:
         "The user prefers tabs.",
         "It's raining in Paris.",
         "The deploy key rotates monthly.",
+        "Never deploy on Fridays.",
+        "The user is not vegan anymore.",
     ],
 )
 def test_it_keeps_complete_sentences(content: str) -> None:
