@@ -28,6 +28,9 @@ Three entry points, all pure:
   or an elliptical reply of closed-class words only ("Never did really.", "Not anymore
   though": ``sentences.is_elliptical``).
 
+  - ``unresolved_reference``: a verb about a pronoun and nothing else ("Use that from now
+    on.", "The user's team got another one."): what it means was said elsewhere.
+
 Known limits: English only; word lists, not a parser. Conditional inversion ("Should the build
 fail, roll back.") is recognised only for should/had/were with a comma.
 """
@@ -37,7 +40,7 @@ from __future__ import annotations
 import re
 
 from memories.extraction.secrets import secret_reason
-from memories.extraction.sentences import is_elliptical, is_sentence, split_sentences
+from memories.extraction.sentences import is_elliptical, is_sentence, is_vague, split_sentences
 from memories.extraction.types import Candidate, Source
 
 
@@ -218,4 +221,6 @@ def check(candidate: Candidate, source: Source) -> str | None:
         return "poison_value"
     if _is_fragment(content):
         return "fragment"
+    if is_vague(content):
+        return "unresolved_reference"
     return None

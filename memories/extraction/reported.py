@@ -49,6 +49,12 @@ _FRAMED_PASSAGE = re.compile(
     rf"(?im)(?:^|(?<=[.!?]\s))[^.!?:\n]{{0,160}}\b(?:{_FRAME_WORDS})\b[^.!?:\n]{{0,80}}:"
     r"(?P<passage>[^\n]*(?:\n(?!\s*\n)[^\n]*)*)"
 )
+# "New email: ann@new.example" is a contact detail under a label, not an email quoted.
+_CONTACT_LABEL = re.compile(
+    r"\s*(?:(?:my|new|updated|current|work|personal|main|primary|private)\s+)*"
+    r"e-?mail(?:\s+address)?\s*$",
+    re.IGNORECASE,
+)
 _FRAMED_SENTENCE = re.compile(
     r"(?im)(?:^|(?<=[.!?:]\s)|(?<=\n))\s*(?P<passage>(?:in\s+(?:my|the|a|our|this)\s+"
     r"(?:story|novel|book|script|screenplay|poem|game|dream|fiction|fanfic|campaign|"
@@ -111,7 +117,8 @@ def reported_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every reported span of ``text``, merged, in order."""
     spans: list[tuple[int, int]] = []
     for match in _FRAMED_PASSAGE.finditer(text):
-        spans.append(match.span("passage"))
+        if not _CONTACT_LABEL.match(text, match.start(), match.start("passage") - 1):
+            spans.append(match.span("passage"))
     for match in _FRAMED_SENTENCE.finditer(text):
         spans.append(match.span("passage"))
     for match in _QUOTES.finditer(text):

@@ -355,6 +355,32 @@ def is_elliptical(text: str) -> bool:
     )
 
 
+_REFERENCES = _words("it that this them those these one ones so")
+_USER_SUBJECT = re.compile(r"^\W*the\s+user(?:'s\s+(?:team|family))?\b", re.IGNORECASE)
+_TIME_WORDS = _words("""
+    today tonight tomorrow yesterday week weekend month year now on forward going
+    """)
+
+
+def is_vague(text: str) -> bool:
+    """Whether ``text`` says only a verb about a pronoun it never resolves ("Use that from
+    now on.", "The user's team got another one.", "The user loves it."): what "that" or
+    "one" is was in another sentence, and the memory alone would mean nothing."""
+    lowers = [
+        t.lower().replace("\u2019", "'")
+        for t in _tokens(_USER_SUBJECT.sub("", text))
+        if t not in _BREAK
+    ]
+    if not any(word in _REFERENCES for word in lowers):
+        return False
+    content = [
+        word
+        for word in lowers
+        if word not in _CLOSED_CLASS and word not in _ELLIPSIS_FILLERS and word not in _TIME_WORDS
+    ]
+    return len(content) <= 1
+
+
 # A sentence ends at ., ! or ? before a space, or at a line break. Abbreviations split too
 # ("Dr. Smith"): the callers count questions and statements, which a split phrase still
 # reads as or as neither; the extraction stages that cut facts out keep their own splitters.

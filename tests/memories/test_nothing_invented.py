@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Actor
-from tests.memories.test_beliefs_api import contents, say
+from tests.memories.test_beliefs_api import active, contents, say
 
 pytestmark = pytest.mark.django_db
 
@@ -35,3 +35,15 @@ def test_a_sincere_answer_that_opens_with_sure_is_learnt(owner: Actor) -> None:
 def test_an_elliptical_tail_is_not_stored_as_a_procedure(owner: Actor) -> None:
     say(owner, ["I live in Berlin."], ["I don't live in Berlin anymore, never did really."])
     assert contents(owner) == ["The user no longer lives in Berlin."]
+
+
+def test_a_new_email_under_a_label_replaces_the_old_one(owner: Actor) -> None:
+    say(
+        owner,
+        ["My email is ann@old.example."],
+        ["New email: ann@new.example, please use that from now on."],
+    )
+    assert contents(owner) == ["The user's email is ann@new.example."]
+    [memory] = active(owner)
+    assert memory["claim"]["attribute"] == "email"
+    assert memory["claim"]["value"] == "ann@new.example"

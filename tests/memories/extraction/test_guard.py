@@ -241,6 +241,26 @@ def test_it_keeps_complete_sentences(content: str) -> None:
     assert check(fact(content), USER) is None
 
 
+@pytest.mark.parametrize(
+    "content",
+    ["Use that from now on.", "The user's team got another one.", "The user loves it."],
+)
+def test_it_rejects_a_verb_about_a_pronoun_it_never_resolves(content: str) -> None:
+    assert check(fact(content), USER) == "unresolved_reference"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The user has increased it to 10 km now.",
+        "The user loves it when the build is green.",
+        "Use British spelling from now on.",
+    ],
+)
+def test_it_keeps_a_pronoun_beside_what_it_says(content: str) -> None:
+    assert check(fact(content), USER) is None
+
+
 # --- who may state facts about the user --------------------------------------------------------
 
 
