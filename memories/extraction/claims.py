@@ -33,6 +33,17 @@ _SUBJECT = re.compile(
     rf"^the user(?:'s (?:best |older |younger |little |big )?(?P<who>{RELATIVES}))?\b\s*",
     re.IGNORECASE,
 )
+# "The user and their family have two cats", "The user and Sam got married": the user is one
+# of them (a household's "we"; a couple). A name is kept for the partner rules.
+_WITH = re.compile(
+    r"^[Tt]he user and (?:(?:their|his|her) (?:family|household|partner|wife|husband|kids|"
+    r"children)|(?P<name>[A-Z][\w-]*))\s+",
+)
+# "Home for the user is Lisbon", "The user calls Lisbon home": where the user lives.
+_HOME = re.compile(
+    r"^(?:home for the user is|the user calls (?P<c>.+?) home$|the user's home is)\s*(?P<v>.*)$",
+    re.IGNORECASE,
+)
 _NEGATION = re.compile(
     r"\b(?:no longer|not|never|does(?:n't| not)|is(?:n't| not)|stopped|quit|gave up|"
     r"gone off)\b",
@@ -121,7 +132,11 @@ class Claim:
         if self.polarity == other.polarity:
             return self.polarity == AFFIRMED
         # "is single" (no partner at all) against "is dating Sam"; else the same value.
-        return not self.value or not other.value or same_value(self.value, other.value)
+        return (
+            not self.value
+            or not other.value
+            or same_value(_unstaged(self.value), _unstaged(other.value))
+        )
 
     def restates(self, other: Claim) -> bool:
         """The same thing with the same value and polarity ("Berlin" and "Berlin, Germany")."""
@@ -167,6 +182,31 @@ def same_value(a: str, b: str) -> bool:
         return True
     first_a, first_b = a.split(",")[0].strip(), b.split(",")[0].strip()
     return bool(first_a) and first_a == first_b
+
+
+def _unstaged(value: str) -> str:
+    """The value without its stage ("sam (engaged)" -> "sam"): breaking up with Sam ends
+    whatever stage it had reached."""
+    return re.sub(r"\s*\([^)]*\)$", "", value)
+
+
+_PLURAL_VERBS = {"have": "has", "are": "is", "were": "was", "own": "owns", "live": "lives"}
+
+
+def _singular(rest: str) -> str:
+    """ "have two cats" -> "has two cats": read a household's plural as the user's."""
+    first, _, tail = rest.partition(" ")
+    return f"{_PLURAL_VERBS.get(first.lower(), first)} {tail}".strip()
+
+
+def _couple(name: str, rest: str) -> Claim | None:
+    found = _COUPLE.match(rest)
+    if found is None:
+        return None
+    if found.group("end"):
+        return Claim(USER, "partner", name.lower(), NEGATED)
+    stage = STAGES[(found.group("state") or found.group("dating")).lower()]
+    return Claim(USER, "partner", f"{name.lower()} ({stage})", AFFIRMED)
 
 
 def _clean(text: str) -> str:
@@ -239,13 +279,28 @@ _HABIT_CHANGED = re.compile(
     re.IGNORECASE,
 )
 _COUNT = re.compile(
-    rf"^(?:has|owns|is the proud owner of|is a parent of)\s+(?P<n>{_NUMBER})\s+(?P<thing>[a-z]+)",
+    rf"^(?:(?:has|have) got|has|owns|is the proud owner of|is a parent of|(?:is|are) up to|"
+    rf"now has)\s+(?P<n>{_NUMBER})\s+(?P<thing>[a-z]+)",
     re.IGNORECASE,
 )
 _PARTNER = re.compile(
-    r"^(?:is (?P<state>engaged|married) to|'s (?:boyfriend|girlfriend|partner|husband|wife|"
-    r"fiance|fiancee) is|is dating)\s+(?P<v>[A-Z][\w-]*)",
+    r"^(?:is (?P<state>engaged|married) to|'s (?P<role>boyfriend|girlfriend|partner|husband|"
+    r"wife|fiance|fiancee) is|(?P<dating>is dating))\s+(?P<v>[A-Z][\w-]*)",
 )
+# What the user and someone are, or became ("The user and Sam got married in June").
+_COUPLE = re.compile(
+    r"^(?:(?:are|got|have got|have gotten|just got|recently got|finally got)\s+"
+    r"(?P<state>married|engaged)|(?:are|started|have been|began) (?P<dating>dating|together|"
+    r"a couple)|(?P<end>broke up|split up|separated|divorced|got divorced|are no longer "
+    r"together|are not together))\b",
+    re.IGNORECASE,
+)
+# The stage of a relationship: a new stage with the same person replaces the old one.
+STAGES = {
+    "engaged": "engaged", "fiance": "engaged", "fiancee": "engaged", "married": "married",
+    "husband": "married", "wife": "married", "boyfriend": "dating", "girlfriend": "dating",
+    "partner": "dating", "dating": "dating", "together": "dating", "a couple": "dating",
+}  # fmt: skip
 _SINGLE = re.compile(r"^is single\b", re.IGNORECASE)
 # Gone off something: an opinion withdrawn.
 _OFF = re.compile(
@@ -274,10 +329,24 @@ _NOT_HABITS = frozenset({"is", "has", "was", "lives", "works", "moved", "had"})
 def derive(content: str) -> Claim | None:
     """The claim of a canonical sentence, or None when the rules do not recognise it."""
     text = _LEAD.sub("", content.strip())  # "Every day the user runs 5 km."
+    home = _HOME.match(_TRAIL.sub("", text))
+    if home is not None and (home.group("c") or home.group("v")):
+        value = home.group("c") or re.sub(r"^in\s+", "", home.group("v"), flags=re.IGNORECASE)
+        return Claim(USER, "location", _clean(value), _polarity(value))
+    together = _WITH.match(text)
+    if together is not None:
+        rest = _TRAIL.sub("", text[together.end() :])
+        name = together.group("name")
+        if name:
+            return _couple(name, rest)
+        return _read(USER, _singular(rest))
     match = _SUBJECT.match(text)
     if match is None:
         return None
     who = match.group("who")
+    named = re.match(r"^is ([A-Z][\w-]*)\W*$", text[match.end() :])
+    if who and who.lower() in STAGES and named:  # "The user's boyfriend is Sam."
+        return Claim(USER, "partner", f"{named.group(1).lower()} ({STAGES[who.lower()]})")
     subject = f"user's {who.lower()}" if who else USER
     # The rest starts with the verb ("lives in Rome") or with "'s" ("'s home is in Berlin",
     # "'s birthday is May 3"): the patterns below take both.
@@ -286,6 +355,7 @@ def derive(content: str) -> Claim | None:
 
 
 def _read(subject: str, rest: str) -> Claim | None:
+    rest = re.sub(r"^(?:just|recently|finally|officially)\s+", "", rest, flags=re.IGNORECASE)
     polarity = _polarity(rest)
     email = _EMAIL.search(rest)
     if email is not None and re.search(r"\bemail|e-mail|reach", rest, re.IGNORECASE):
@@ -309,7 +379,8 @@ def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
     if (found := _DIET.match(rest)) is not None:
         return Claim(subject, "diet", found.group("v").lower().replace(" ", "-"), polarity)
     if (found := _PARTNER.match(rest)) is not None:
-        return Claim(subject, "partner", found.group("v").lower(), AFFIRMED)
+        stage = STAGES[(found.group("state") or found.group("role") or "dating").lower()]
+        return Claim(subject, "partner", f"{found.group('v').lower()} ({stage})", AFFIRMED)
     if _SINGLE.match(rest):
         return Claim(subject, "partner", "", NEGATED)
     if (found := _HABIT_CHANGED.match(rest)) is not None:

@@ -340,6 +340,15 @@ def _parse_location(sentence: str, match: re.Match[str]) -> list[_Hit]:
     return [_Hit("location", content, match.start(), end, CONFIDENCE["stated"])]
 
 
+_NOT_A_HOME = re.compile(rf"\b(?:{W.NOT_A_HOME})\b", re.IGNORECASE)
+
+
+def _household_move(sentence: str, match: re.Match[str]) -> list[_Hit]:
+    if _NOT_A_HOME.search(sentence):
+        return []
+    return _parse_location(sentence, match)
+
+
 def _employer_hit(sentence: str, pos: int, start: int) -> _Hit | None:
     phrase = _phrase(
         sentence,
@@ -550,6 +559,14 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:moved|relocated)\s+(?:back\s+|over\s+)?to\s+",
             _parse_location,
         ),
+        # "We just moved to Munich": the user's household moved, so the user lives there; not
+        # "we moved to Postgres" (a sentence about tools or work is the team's).
+        (
+            ("moved", "relocated"),
+            rf"(?:^|[,;]\s*|\b(?:and|so)\s+)[Ww]e(?:'ve|\s+have)?\s+{_ADV}(?:moved|relocated)\s+"
+            r"(?:back\s+|over\s+)?to\s+(?=[A-Z])",
+            _household_move,
+        ),
         # employer
         (
             ("work",),
@@ -648,6 +665,13 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("joined",),
             rf"\bI(?:'ve|\s+have)?\s+{_ADV}joined\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        # "I left Google and joined Stripe", "I quit Oracle to join SAP": the new employer.
+        (
+            ("join",),
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:left|quit)\s+[A-Z][^,.;!?]{{0,40}}?\s+"
+            r"(?:and|to)\s+(?:then\s+|now\s+)?(?:joined|join)\s+(?=[A-Z])",
             _parse_employer,
         ),
         (

@@ -53,6 +53,14 @@ NAME_CONNECTORS = _words("van von de da del di du le la bin ibn al ter ten")
 # Lower-case words inside an employer's name ("Bank of America", "Procter & Gamble").
 EMPLOYER_CONNECTORS = _words("of de &")
 # "I live in peace": states, not places.
+# What a team moves to that is no place to live ("we moved to Postgres", "... to the cloud").
+NOT_A_HOME = (
+    r"database|db|cloud|server|servers|cluster|stack|framework|library|platform|provider|vendor"
+    r"|version|release|backend|frontend|repo|repository|branch|service|services|api|app|tool"
+    r"|tools|team|office|offices|headquarters|hq|sprint|project|codebase|pipeline|postgres\w*"
+    r"|mysql|aws|azure|gcp|docker|kubernetes|k8s|python|rust|go|java|typescript|react|slack"
+    r"|jira|linear|github|gitlab|notion"
+)
 LOCATION_BLOCK = _words(
     """
     peace fear hope sin denial harmony luxury poverty comfort style hell heaven bliss dread

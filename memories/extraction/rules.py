@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memories.extraction import clauses_words as LW  # the list-heading patterns, shared
+from memories.extraction import regex_words as RW
 from memories.extraction import rules_words as W
 from memories.extraction.classify import (
     clean_tags,
@@ -250,7 +251,26 @@ def _classify_sentence(sentence: str, now: datetime) -> list[Candidate]:
         candidate = _classify_clause(clause, _Context(confidence, now))
         if candidate is not None:
             out.append(candidate)
+            state = _state_begun(candidate)
+            if state is not None:
+                out.append(state)
     return out
+
+
+# An event that begins a lasting state also states it: "Sam and I got married in June" is
+# an episode, and the user is married to Sam from then on (a fact, which replaces "engaged").
+_BEGUN = re.compile(
+    r"^The user (?:and (?P<a>[A-Z][\w-]*) )?(?:just |finally |recently )?got "
+    r"(?P<state>married|engaged)(?: to (?P<b>[A-Z][\w-]*))?\b"
+)
+
+
+def _state_begun(candidate: Candidate) -> Candidate | None:
+    found = _BEGUN.match(candidate.content) if candidate.kind == "episode" else None
+    if found is None or not (found["a"] or found["b"]) or (found["a"] and found["b"]):
+        return None
+    content = f"The user is {found['state']} to {found['a'] or found['b']}."
+    return _fact(content, "family", candidate.confidence, importance="significant")
 
 
 def _sentence_confidence(sentence: str) -> float:
@@ -900,6 +920,15 @@ _COMPOUND_SUBJECT = re.compile(
 _FAMILY_OUR = re.compile(rf"\bour\s+(?=(?:[\w-]+\s+)?(?:{W.RELATIONS})\b)", re.IGNORECASE)
 # "We" is a household, not a team, when the sentence is about home life.
 _HOUSEHOLD = re.compile(rf"\b(?:{W.HOUSEHOLD})\b", re.IGNORECASE)
+# "We moved to Munich": a household moves to a place ("we moved to Postgres" is the team's).
+_HOUSEHOLD_MOVE = re.compile(r"\b(?:moved|relocated|moving)\s+(?:back\s+|over\s+)?to\s+[A-Z]")
+_NOT_A_HOME = re.compile(rf"\b(?:{RW.NOT_A_HOME})\b", re.IGNORECASE)
+
+
+def _is_household(text: str) -> bool:
+    return bool(_HOUSEHOLD.search(text)) or bool(
+        _HOUSEHOLD_MOVE.search(text) and not _NOT_A_HOME.search(text)
+    )
 
 
 def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> str:
@@ -912,7 +941,7 @@ def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> 
     state = {
         "user": False,
         "team": False,
-        "family": bool(_HOUSEHOLD.search(text)),
+        "family": _is_household(text),
         "plural": plural_we,
     }
     compound = _COMPOUND_SUBJECT.search(text)
@@ -947,7 +976,9 @@ def _swap_pronoun(word: str, state: dict[str, bool]) -> str:
     state["team"] = True
     group = "family" if state["family"] else "team"
     if word == "we":
-        if first and state["plural"]:
+        # A household's "we" includes the user ("we have two cats": the user has them);
+        # a team's is the team.
+        if first and (state["plural"] or state["family"]):
             return f"the user and their {group}"
         return f"\x00the user's {group}" if first else "they"
     return {

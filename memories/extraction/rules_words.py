@@ -285,8 +285,8 @@ NOT_PAST_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "proceed", "
 IRREGULAR_3RD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
 # Home-life words: "we" is the user's family, not their team.
 HOUSEHOLD = (
-    r"kids?|children|baby|daughter|son|dog|cat|puppy|pets?|house|flat|apartment|home"
-    r"|married|wedding|honeymoon|garden|car"
+    r"kids?|children|bab(?:y|ies)|daughters?|sons?|dogs?|cats?|pupp(?:y|ies)|kittens?|pets?"
+    r"|house|flat|apartment|home|married|wedding|honeymoon|garden|cars?|bikes?|engaged"
 )
 
 # --- building candidates ------------------------------------------------------------------------

@@ -47,3 +47,41 @@ def test_a_new_email_under_a_label_replaces_the_old_one(owner: Actor) -> None:
     [memory] = active(owner)
     assert memory["claim"]["attribute"] == "email"
     assert memory["claim"]["value"] == "ann@new.example"
+
+
+def test_home_for_me_is_a_place_to_live_and_a_move_with_we_replaces_it(owner: Actor) -> None:
+    say(owner, ["Home for me is Lisbon."])
+    [home] = active(owner)
+    assert home["claim"]["attribute"] == "location"
+    assert home["claim"]["value"] == "lisbon"
+    say(owner, ["We just moved to Porto."])
+    now = contents(owner)
+    assert not any("Lisbon" in c for c in now), now
+    assert "The user lives in Porto." in now
+    assert not any("team" in c for c in now), now  # a household's "we", not a team's
+
+
+def test_we_at_home_is_the_user_and_their_family(owner: Actor) -> None:
+    say(owner, ["We have two cats."])
+    assert contents(owner) == ["The user and their family have two cats."]
+
+
+def test_we_at_work_is_still_the_team(owner: Actor) -> None:
+    say(owner, ["We moved to Postgres last year."])
+    [memory] = contents(owner)
+    assert memory.startswith("The user's team moved to Postgres"), memory
+
+
+def test_getting_married_replaces_being_engaged(owner: Actor) -> None:
+    say(owner, ["I'm engaged to Sam."], ["Sam and I got married in June!"])
+    now = contents(owner)
+    assert "The user is married to Sam." in now
+    assert not any("engaged" in c for c in now), now
+
+
+def test_leaving_for_a_new_employer_replaces_the_old_one(owner: Actor) -> None:
+    say(owner, ["I'm an engineer at Google."], ["I left Google and joined Stripe."])
+    now = contents(owner)
+    assert "The user works at Stripe." in now
+    assert "The user works as an engineer." in now
+    assert "The user works at Google." not in now

@@ -44,7 +44,15 @@ from memories.extraction.claims import AFFIRMED, NEGATED, PAST, Claim, derive
         ("The user has two kids.", "user", "count:child", "2", AFFIRMED),
         ("The user is a parent of two children.", "user", "count:child", "2", AFFIRMED),
         ("The user has three cats now.", "user", "count:cat", "3", AFFIRMED),
-        ("The user is engaged to Sam.", "user", "partner", "sam", AFFIRMED),
+        # The stage is part of the value: "married" replaces "engaged" (issue 28).
+        ("The user is engaged to Sam.", "user", "partner", "sam (engaged)", AFFIRMED),
+        ("The user's boyfriend is Sam.", "user", "partner", "sam (dating)", AFFIRMED),
+        ("The user and Sam got married in June.", "user", "partner", "sam (married)", AFFIRMED),
+        ("The user and Sam broke up last month.", "user", "partner", "sam", NEGATED),
+        ("Home for the user is Lisbon.", "user", "location", "lisbon", AFFIRMED),
+        ("The user calls Lisbon home.", "user", "location", "lisbon", AFFIRMED),
+        ("The user and their family have two cats.", "user", "count:cat", "2", AFFIRMED),
+        ("The user and their family are up to three cats now.", "user", "count:cat", "3", AFFIRMED),
         ("The user's sister's birthday is May 3.", "user's sister", "birthday", "may 3", AFFIRMED),
         ("The user's sister lives in Rome.", "user's sister", "location", "rome", AFFIRMED),
         ("The user prefers coffee over tea now.", "user", "prefers:drink", "coffee", AFFIRMED),
@@ -134,6 +142,10 @@ def test_different_subjects_are_never_the_same_thing() -> None:
         ("The user's home is in Berlin, Germany.", "The user lives in Berlin.", False),  # restates
         ("The user lives in Rome.", "The user's sister lives in Rome.", False),
         ("The user is dating Sam now.", "The user is single at the moment.", True),
+        ("The user is married to Sam.", "The user is engaged to Sam.", True),
+        ("The user and Sam broke up last month.", "The user's boyfriend is Sam.", True),
+        ("The user and Sam broke up last month.", "The user is dating Alex.", False),
+        ("The user lives in Munich.", "Home for the user is Berlin.", True),
     ],
 )
 def test_which_claims_replace_which(new: str, old: str, conflicts: bool) -> None:
