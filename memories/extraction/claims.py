@@ -53,7 +53,8 @@ _PAST = re.compile(r"\b(?:used to|formerly|previously|once)\b", re.IGNORECASE)
 # Words of time or emphasis that do not change what is claimed.
 _FILLER = re.compile(
     r"\b(?:now|these days|nowadays|anymore|any more|any longer|currently|actually|really|"
-    r"still|again|just|at the moment|this year|since then|here|so far|for years)\b",
+    r"still|again|just|at the moment|this year|since then|here|so far|for years|"
+    r"(?:their|his|her|my) whole life|all (?:their|his|her|my) life)\b",
     re.IGNORECASE,
 )
 _SPACE = re.compile(r"\s+")
@@ -238,7 +239,12 @@ def _polarity(text: str) -> str:
 # Each rule: a pattern on the rest of the sentence after the subject, and how to read it.
 _LOCATION = re.compile(
     r"^(?:(?:no longer |does not |doesn't |used to )?(?:lives?|live) in|is (?:not )?based in|"
-    r"'s home is in|home is in|resides in|has (?:moved|relocated) to|moved to|relocated to)"
+    r"'s home is in|home is in|resides in|has (?:moved|relocated) to|moved to|relocated to|"
+    # how a move is told ("is loving life in Munich", "settled into a new flat in Porto")
+    r"is (?:now )?living in|has lived in|(?:is )?(?:loving|enjoying) (?:life|living) in|"
+    r"is (?:settling|settled) (?:in|into)|(?:has )?settled (?:in|into)(?: (?:their|a|the) "
+    r"(?:new )?(?:flat|home|house|apartment|place) in)?|'s (?:new )?(?:flat|house|apartment) "
+    r"is in)"
     r"\s+(?P<v>.+)$",
     re.IGNORECASE,
 )
@@ -321,6 +327,12 @@ PREFERENCE_KINDS = {
     },
     "seat": {"window seats", "aisle seats", "window seat", "aisle seat", "window", "aisle"},
 }  # fmt: skip
+_DRINKS = re.compile(
+    r"^(?:always |usually |mostly |only |normally |typically )?(?:drinks|has|takes)\s+"
+    r"(?P<v>(?:sparkling |green |black )?[a-z]+?)(?:\s+(?:in the morning|every morning|"
+    r"with breakfast|at breakfast|every day|daily|each morning))?$",
+    re.IGNORECASE,
+)
 _AMOUNT = re.compile(rf"(?P<n>{_NUMBER})\s*(?P<u>[a-z]+)", re.IGNORECASE)
 # First words a habit's verb cannot be ("is 5 km from the station").
 _NOT_HABITS = frozenset({"is", "has", "was", "lives", "works", "moved", "had"})
@@ -399,6 +411,11 @@ def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
         others = frozenset({other}) if other and other != "anything else" else frozenset()
         value = _clean(found.group("v"))
         return Claim(subject, _preference(value, others), value, polarity, others)
+    if (found := _DRINKS.match(rest)) is not None and _clean(found.group("v")) in (
+        PREFERENCE_KINDS["drink"]
+    ):
+        # "always drinks tea in the morning": the drink the user takes, one at a time.
+        return Claim(subject, "prefers:drink", _clean(found.group("v")), polarity)
     if (found := _OFF.match(rest)) is not None:
         return Claim(subject, f"opinion:{_clean(found.group('v'))}", "positive", NEGATED)
     if (found := _EATS.match(rest)) is not None:

@@ -106,6 +106,7 @@ NOT_NAMES = DEMONYMS | _words(
     secret private irrelevant unimportant unknown long complicated hard weird funny unusual
     common rare spelled spelt pronounced nice cool awesome fantastic wonderful okay yes no
     anonymous nobody someone everyone the a it
+    pescatarian pescetarian flexitarian fruitarian omnivore carnivore keto paleo teetotal sober
     """
 )
 # Occupations: the head noun of a role ("I'm a nurse", "senior data scientist").

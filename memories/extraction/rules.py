@@ -60,6 +60,7 @@ from datetime import datetime
 from memories.extraction import clauses_words as LW  # the list-heading patterns, shared
 from memories.extraction import regex_words as RW
 from memories.extraction import rules_words as W
+from memories.extraction.claims import NUMBER_WORDS
 from memories.extraction.classify import (
     clean_tags,
     clip_title,
@@ -521,11 +522,33 @@ def _classify_clause(clause: str, ctx: _Context) -> Candidate | None:
         if found is not None:
             return found
     return (
-        _episode(clause, ctx)
+        _counted_at_home(clause, ctx.confidence)
+        or _episode(clause, ctx)
         or _relation_fact(clause, ctx.confidence)
         or _first_person_fact(clause, ctx.confidence)
         or _preference_shapes(clause, ctx.confidence)
         or (_remembered_fact(clause, ctx.confidence) if remembered else None)
+    )
+
+
+# "There are three cats in our house": how many the user (and their family) have.
+_THERE_ARE = re.compile(
+    r"^(?:now\s+|so\s+)?there\s+(?:are|is)\s+(?:now\s+)?(?P<n>\d+|(?:"
+    + "|".join(w for w in NUMBER_WORDS if len(w) > 2)
+    + r"))\s+(?P<thing>[a-z]+)\s+(?:in|at)\s+(?P<whose>my|our)\s+"
+    r"(?:house|home|flat|apartment|household|family|life|place)\b",
+    re.IGNORECASE,
+)
+
+
+def _counted_at_home(clause: str, confidence: float) -> Candidate | None:
+    found = _THERE_ARE.match(clause)
+    if found is None:
+        return None
+    who = "The user has" if found["whose"].lower() == "my" else "The user and their family have"
+    content = f"{who} {found['n'].lower()} {found['thing'].lower()}."
+    return _candidate(
+        "fact", content, importance="significant", confidence=confidence, tags=["family"]
     )
 
 

@@ -85,3 +85,13 @@ def test_leaving_for_a_new_employer_replaces_the_old_one(owner: Actor) -> None:
     assert "The user works at Stripe." in now
     assert "The user works as an engineer." in now
     assert "The user works at Google." not in now
+
+
+def test_a_count_said_as_there_are_replaces_the_old_count(owner: Actor) -> None:
+    say(owner, ["We have two cats."], ["Now there are three cats in our house."])
+    assert contents(owner) == ["The user and their family have three cats."]
+
+
+def test_a_diet_word_is_no_name(owner: Actor) -> None:
+    say(owner, ["I am pescatarian."])
+    assert contents(owner) == ["The user is pescatarian."]

@@ -170,3 +170,21 @@ def test_a_claim_fits_its_columns_however_long_the_sentence() -> None:
 
     assert len(stored_value(long)) <= 255
     assert claim("The user likes " + "x" * 1000 + ".").attribute == ("opinion:" + "x" * 1000)[:120]
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute", "value"),
+    [
+        ("The user is loving life in Munich so far.", "location", "munich"),
+        ("The user has lived in Berlin their whole life.", "location", "berlin"),
+        ("The user settled into a new flat in Porto.", "location", "porto"),
+        ("The user always drinks tea in the morning.", "prefers:drink", "tea"),
+        ("The user and their family have got two kids at home.", "count:child", "2"),
+    ],
+)
+def test_more_phrasings_of_a_home_a_drink_and_a_count(
+    content: str, attribute: str, value: str
+) -> None:
+    found = derive(content)
+    assert found is not None
+    assert (found.attribute, found.value) == (attribute, value)
