@@ -72,7 +72,12 @@ UNITS = r"(?:km|kilometers?|kilometres?|miles?|mi|laps?|pages?|minutes?|mins?|ho
 HABIT_NOUNS = {"run": "run", "runs": "run", "swim": "swim", "ride": "cycle", "walk": "walk"}
 DIETS = r"(?:vegetarian|vegan|pescatarian|pescetarian|keto|gluten[- ]free|lactose[- ]intolerant)"
 
-_POSITIVE = r"loves?|likes?|enjoys?|adores?|is (?:a )?(?:big |huge )?fan of|is into|is keen on"
+_POSITIVE = (
+    r"loves?|likes?|enjoys?|adores?|is (?:a )?(?:big |huge )?fan of|"
+    r"is (?:really |very |so |totally )?into|is keen on|is (?:obsessed with|crazy about|"
+    r"passionate about)|has (?:grown|come|learned|learnt) to (?:love|like|enjoy)|"
+    r"(?:has )?started (?:to (?:love|like|enjoy)|loving|liking|enjoying)"
+)
 _NEGATIVE = r"hates?|dislikes?|detests?|can't stand|cannot stand"
 
 
@@ -185,6 +190,48 @@ def same_value(a: str, b: str) -> bool:
     return bool(first_a) and first_a == first_b
 
 
+# Sentences that name the thing first: "Jazz is the user's favourite thing to do",
+# "Chess is no longer the user's thing", "Tea is the user's drink of choice"; and the user's
+# favourite or go-to one of a kind ("The user's go-to drink is coffee").
+_THING_FIRST = re.compile(
+    r"^(?P<v>[\w' -]{1,40}?) (?:is|are) (?P<neg>no longer |not )?the user's "
+    r"(?P<what>(?:absolute |all-time )?(?:favou?rite|go-to|drink of choice|thing)\b.*?)$",
+    re.IGNORECASE,
+)
+_FAVOURITE_OF = re.compile(
+    r"^the user's (?:favou?rite|go-to) (?P<kind>[a-z]+) is (?P<v>.+)$", re.IGNORECASE
+)
+_PERSON_OF = re.compile(r"^the user is more of an? (?P<v>[\w -]+?) person$", re.IGNORECASE)
+
+
+def _thing_first(text: str) -> Claim | None:
+    if (found := _FAVOURITE_OF.match(text)) is not None:
+        return _liked_most(_clean(found.group("v")), found.group("kind").lower(), AFFIRMED)
+    if (found := _PERSON_OF.match(text)) is not None:
+        return _liked_most(_clean(found.group("v")), "", AFFIRMED)
+    found = _THING_FIRST.match(text)
+    if found is None or found.group("v").lower().startswith("the user"):
+        return None
+    if found.group("v").lower() in ("it", "that", "this", "they", "these", "those", "which"):
+        return None
+    polarity = NEGATED if found.group("neg") or _NEGATION.search(found.group("what")) else AFFIRMED
+    what = found.group("what").lower()
+    kind = "drink" if "drink" in what else ""
+    if what.startswith("thing") or "favourite thing" in what or "favorite thing" in what:
+        return Claim(USER, f"opinion:{_clean(found.group('v'))}", "positive", polarity)
+    return _liked_most(_clean(found.group("v")), kind, polarity)
+
+
+def _liked_most(value: str, kind: str, polarity: str) -> Claim:
+    """The user's favourite (or go-to) one of a kind: one at a time. A drink is the drink
+    preference; another kind is ``favourite:<kind>``; no kind, a plain preference."""
+    if kind == "drink" or value in PREFERENCE_KINDS["drink"]:
+        return Claim(USER, "prefers:drink", value, polarity)
+    if kind:
+        return Claim(USER, f"favourite:{kind}", value, polarity)
+    return Claim(USER, f"opinion:{value}", "positive", polarity)
+
+
 def _unstaged(value: str) -> str:
     """The value without its stage ("sam (engaged)" -> "sam"): breaking up with Sam ends
     whatever stage it had reached."""
@@ -271,9 +318,10 @@ _PREFERS = re.compile(
     re.IGNORECASE,
 )
 _OPINION = re.compile(
-    rf"^(?P<neg>(?:no longer|does not|doesn't|stopped|never|is not|isn't|used to)\s+)?"
+    rf"^(?P<neg>(?:is no longer|no longer|does not|doesn't|has stopped|stopped|never|is not|"
+    rf"isn't|used to)\s+)?"
     rf"(?:really\s+)?(?P<verb>{_POSITIVE}|{_NEGATIVE}|like|love|enjoy|liking|loving|"
-    rf"enjoying|(?:a\s+)?(?:big\s+|huge\s+)?fan of)\s+(?P<v>.+)$",
+    rf"enjoying|into|keen on|(?:a\s+)?(?:big\s+|huge\s+)?fan of)\s+(?P<v>.+)$",
     re.IGNORECASE,
 )
 _HABIT = re.compile(
@@ -345,6 +393,9 @@ def derive(content: str) -> Claim | None:
     if home is not None and (home.group("c") or home.group("v")):
         value = home.group("c") or re.sub(r"^in\s+", "", home.group("v"), flags=re.IGNORECASE)
         return Claim(USER, "location", _clean(value), _polarity(value))
+    first = _thing_first(_TRAIL.sub("", text))
+    if first is not None:
+        return first
     together = _WITH.match(text)
     if together is not None:
         rest = _TRAIL.sub("", text[together.end() :])
@@ -366,8 +417,15 @@ def derive(content: str) -> Claim | None:
     return _read(subject, rest)
 
 
+_ADVERBS_FIRST = re.compile(
+    r"^(?:(?:just|recently|finally|officially|actually|really|truly|absolutely|totally|"
+    r"genuinely|honestly|now|still|also|even|definitely|secretly)\s+)+",
+    re.IGNORECASE,
+)
+
+
 def _read(subject: str, rest: str) -> Claim | None:
-    rest = re.sub(r"^(?:just|recently|finally|officially)\s+", "", rest, flags=re.IGNORECASE)
+    rest = _ADVERBS_FIRST.sub("", rest)
     polarity = _polarity(rest)
     email = _EMAIL.search(rest)
     if email is not None and re.search(r"\bemail|e-mail|reach", rest, re.IGNORECASE):

@@ -243,7 +243,7 @@ def _classify_sentence(sentence: str, now: datetime) -> list[Candidate]:
     if sentence.rstrip().endswith("?") or _QUESTION_START.match(_strip_lead(sentence)):
         return []
     confidence = _sentence_confidence(sentence)
-    body = _strip_lead(sentence)
+    body = _time_lead_last(_strip_lead(sentence))
     workflow = _workflow(body, confidence)
     if workflow is not None:
         return [workflow]
@@ -272,6 +272,24 @@ def _state_begun(candidate: Candidate) -> Candidate | None:
         return None
     content = f"The user is {found['state']} to {found['a'] or found['b']}."
     return _fact(content, "family", candidate.confidence, importance="significant")
+
+
+# "These days I prefer tea": a time said first is read last ("I prefer tea these days"), so
+# the clause opens with its subject as the rules expect.
+_TIME_LEAD = re.compile(
+    r"^(?P<when>these days|nowadays|lately|currently|at the moment|right now|this year|"
+    r"for now|since then|as of (?:today|now))\s*,?\s+(?=(?:i|we|my|our)\b)",
+    re.IGNORECASE,
+)
+
+
+def _time_lead_last(text: str) -> str:
+    found = _TIME_LEAD.match(text)
+    if found is None:
+        return text
+    rest = text[found.end() :].rstrip()
+    end = rest[-1] if rest[-1:] in ".!" else ""
+    return f"{rest.rstrip('.!')} {found['when'].lower()}{end}"
 
 
 def _sentence_confidence(sentence: str) -> float:

@@ -188,3 +188,29 @@ def test_more_phrasings_of_a_home_a_drink_and_a_count(
     found = derive(content)
     assert found is not None
     assert (found.attribute, found.value) == (attribute, value)
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute", "value", "polarity"),
+    [
+        ("The user actually loves jazz now.", "opinion:jazz", "positive", AFFIRMED),
+        ("The user has grown to love opera.", "opinion:opera", "positive", AFFIRMED),
+        ("The user is no longer into chess.", "opinion:chess", "positive", NEGATED),
+        ("Jazz is the user's favourite thing to do.", "opinion:jazz", "positive", AFFIRMED),
+        ("Chess is no longer the user's thing.", "opinion:chess", "positive", NEGATED),
+        ("Tea is the user's drink of choice.", "prefers:drink", "tea", AFFIRMED),
+        ("The user's go-to drink is coffee.", "prefers:drink", "coffee", AFFIRMED),
+        ("The user is more of a tea person.", "prefers:drink", "tea", AFFIRMED),
+        ("The user's favourite colour is blue.", "favourite:colour", "blue", AFFIRMED),
+    ],
+)
+def test_more_phrasings_of_a_like_and_a_preference(
+    content: str, attribute: str, value: str, polarity: str
+) -> None:
+    found = derive(content)
+    assert found is not None
+    assert (found.attribute, found.value, found.polarity) == (attribute, value, polarity)
+
+
+def test_a_pronoun_is_no_thing_to_have_an_opinion_of() -> None:
+    assert derive("It is the user's favourite.") is None
