@@ -424,8 +424,17 @@ _ADVERBS_FIRST = re.compile(
 )
 
 
+# A correction names the old value after the new one ("is 36, not 35"): not a denial.
+_CORRECTED = re.compile(r",\s*(?:and\s+)?not\s+[^,]+$", re.IGNORECASE)
+_COPULA_ADVERB = re.compile(
+    r"^(?P<verb>is|are|has|have|works|lives)\s+(?:actually|really|now|in fact|still)\s+",
+    re.IGNORECASE,
+)
+
+
 def _read(subject: str, rest: str) -> Claim | None:
-    rest = _ADVERBS_FIRST.sub("", rest)
+    rest = _ADVERBS_FIRST.sub("", _CORRECTED.sub("", rest))
+    rest = _COPULA_ADVERB.sub(lambda m: f"{m['verb']} ", rest)
     polarity = _polarity(rest)
     email = _EMAIL.search(rest)
     if email is not None and re.search(r"\bemail|e-mail|reach", rest, re.IGNORECASE):

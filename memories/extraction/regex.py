@@ -533,7 +533,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         # age
         (
             ("i'm", "im", "i am"),
-            rf"{_I_AM}\s+(?P<value>\d{{1,3}}){_AGE_UNIT}{_AGE_END}",
+            rf"{_I_AM}\s+(?:actually\s+|really\s+|now\s+)?(?P<value>\d{{1,3}}){_AGE_UNIT}{_AGE_END}",
             _value_parser("age", "The user is {value} years old.", check=_valid_age),
         ),
         (
@@ -557,6 +557,14 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("moved", "relocated"),
             rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:moved|relocated)\s+(?:back\s+|over\s+)?to\s+",
+            _parse_location,
+        ),
+        # "Just settled into my new flat in Porto", "I moved into a new place in Oslo"
+        (
+            ("settled", "moved"),
+            rf"(?:^|\bI(?:'ve|\s+have)?\s+){_ADV}(?:settled|moved)\s+(?:in|into)\s+"
+            r"(?:(?:my|our|a|the)\s+(?:new\s+)?(?:flat|home|house|apartment|place)\s+in\s+)?"
+            r"(?=[A-Z])",
             _parse_location,
         ),
         # "We just moved to Munich": the user's household moved, so the user lives there; not
@@ -835,6 +843,15 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("@",),
             r"(?:\b(?:my|me)\b[^.;!?\n@]{0,40}?|\b(?:e-?mail|mail)\s*:\s*|\bcontact\s*:[^\n@]{0,40}?)"
+            rf"(?P<value>{_EMAIL})",
+            _value_parser("email", "The user's email is {value}."),
+        ),
+        # "Use ann@new.example from now on", "I've switched to a new address: raj@work.example"
+        (
+            ("@",),
+            r"(?:\b(?:please\s+)?use\s+(?=\S+@\S+\s+(?:from\s+now\s+on|instead|going\s+forward|"
+            r"for\s+(?:me|everything)))|\b(?:new|updated|current|different)\s+(?:e-?mail\s+)?"
+            r"address\s*(?:is|:)?\s*|\bswitched\s+(?:my\s+e-?mail\s+)?to\s+(?=\S+@))<?"
             rf"(?P<value>{_EMAIL})",
             _value_parser("email", "The user's email is {value}."),
         ),

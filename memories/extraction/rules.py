@@ -318,6 +318,7 @@ _WORKFLOW_HEADING = re.compile(
     r"(?:\s+(?:for|to|when)\s+[^:]{1,60})?\s*(?:is|are)?\s*:\s*\S",
     re.IGNORECASE,
 )
+_ONE_STATEMENT = re.compile(r"^\s*(?:i|we)\b[^,;]*$", re.IGNORECASE)
 _WORKFLOW_OPENER = re.compile(r"^(?:to|for|when|whenever|before|after|if|once)\b", re.I)
 _STEP_WORDS = re.compile(r"\b(?:first|then|next|after that|afterwards)\b", re.IGNORECASE)
 _STYLE = re.compile(rf"\b(?:{W.STYLE_CUES})\b", re.IGNORECASE)
@@ -382,6 +383,9 @@ def _workflow(sentence: str, confidence: float) -> Candidate | None:
     """Ordered steps in one sentence: a "process is:" heading, "to X, first A, then B",
     or "<label>: A, B, then C"."""
     if _WORKFLOW_HEADING.match(sentence):
+        body = sentence.split(":", 1)[1]
+        if _ONE_STATEMENT.match(body):
+            return None  # "My routine: I run 5 km every morning" is a habit, not steps
         return _procedure("workflow", sentence, confidence)
     labelled = _LABELLED_STEPS.match(sentence)
     label = sentence.split(":", 1)[0]

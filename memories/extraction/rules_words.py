@@ -39,6 +39,7 @@ LEAD_MARKERS = (
     r"hi|hey|hello|ok|okay|so|well|oh|ah|also|and|but|plus|btw|by the way|actually"
     r"|honestly|frankly|lol|haha|fyi|just so you know|quick context|scratch that|sorry"
     r"|oh wait|anyway|anyways|i meant|i mean|to be honest|tbh|for the record|good question"
+    r"|oops|whoops|my bad|my mistake"
     r"|from now on|going forward|in future|in the future"
 )
 # Openers that also begin real sentences ("No merges after 4pm"): dropped only before punctuation.

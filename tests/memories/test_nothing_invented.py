@@ -95,3 +95,32 @@ def test_a_count_said_as_there_are_replaces_the_old_count(owner: Actor) -> None:
 def test_a_diet_word_is_no_name(owner: Actor) -> None:
     say(owner, ["I am pescatarian."])
     assert contents(owner) == ["The user is pescatarian."]
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "Use ann@new.example from now on.",
+        "I've switched to a new address: ann@new.example.",
+        "Please update my email to ann@new.example.",
+    ],
+)
+def test_more_ways_to_give_a_new_email(owner: Actor, update: str) -> None:
+    say(owner, ["My email is ann@old.example."], [update])
+    now = contents(owner)
+    assert "The user's email is ann@new.example." in now
+    assert not any("ann@old.example" in c for c in now), now
+
+
+def test_a_correction_names_the_old_value_without_denying_the_new(owner: Actor) -> None:
+    say(owner, ["I'm 35."], ["Oops, I'm actually 36, not 35."])
+    now = contents(owner)
+    assert any("36" in c for c in now), now
+    assert not any("35" in c and "36" not in c for c in now), now
+
+
+def test_a_one_line_routine_is_a_habit_not_a_workflow(owner: Actor) -> None:
+    say(owner, ["My routine: I run 5 km every morning."], ["Now I run 10 km instead of 5 km."])
+    now = contents(owner)
+    assert any("10 km" in c for c in now), now
+    assert not any("5 km" in c and "10 km" not in c for c in now), now
