@@ -76,7 +76,10 @@ HEDGE_OPENERS = frozenset(
 )
 HEDGE_WORDS = re.compile(
     r"\b(?:might|maybe|perhaps|possibly|not sure|not 100%|we'll see|we will see|i think"
-    r"|leaning towards|kinda|sort of|considering|still discussing|undecided)\b",
+    r"|leaning towards|kinda|sort of|considering|still discussing|undecided"
+    # wishes (as in rules_words.SPECULATIVE): not (yet) so
+    r"|would love to|'d love to|dreams? of|dreaming of|someday|some day|if only|ideally"
+    r"|hopefully|i hope to|in an ideal world)\b",
     re.IGNORECASE,
 )
 # A subordinate opener that states a fact about the user, and the main clause it stands for.

@@ -13,7 +13,8 @@ What counts as reported (by structure, not by topic):
   translating, quoting, a story, a character, an example, a template ...), up to the end of
   its paragraph;
 - a *framed sentence*: one opening with a fiction or hypothesis frame ("In my story",
-  "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were");
+  "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were"),
+  or a counterfactual ("If I had more money, I would ...");
 - *quoted* words: three or more words inside double, single or typographic quotes;
 - everything before a *retraction* ("jk", "just kidding", "only joking", a closing "/s"):
   the user took it back ("no kidding" is emphasis, not a retraction);
@@ -59,7 +60,11 @@ _FRAMED_SENTENCE = re.compile(
     r"(?im)(?:^|(?<=[.!?:]\s)|(?<=\n))\s*(?P<passage>(?:in\s+(?:my|the|a|our|this)\s+"
     r"(?:story|novel|book|script|screenplay|poem|game|dream|fiction|fanfic|campaign|"
     r"roleplay|scenario|example)|imagine|pretend|suppose|supposing|hypothetically|"
-    r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character)\b[^.!?\n]*[.!?]?)"
+    r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character"
+    # a counterfactual: "If I won the lottery I'd move to Oslo", "If I had more money, I
+    # would buy a flat" (an open condition, "If I'm late I'll call", is not one)
+    r"|(?:even\s+)?if\s+(?:i|we)\b(?=[^.!?\n]*(?:\bwould\b|\bcould\b|\bmight\b|'d\b)))"
+    r"\b[^.!?\n]*[.!?]?)"
 )
 _QUOTES = re.compile(
     r"\"(?P<a>[^\"\n]+)\"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb"

@@ -51,6 +51,9 @@ LEAD_MARKERS_WITH_PUNCTUATION = (
 SPECULATIVE = (
     r"might|maybe|perhaps|possibly|not sure|unsure|considering|thinking (?:about|of)"
     r"|i guess|i suppose|(?<!\bin )(?<!\bon )may(?!\s+\d)|could"
+    # wishes: what the user would love, dreams of or hopes for is not (yet) so
+    r"|would love to|'d love to|dreams? of|dreaming of|someday|some day|if only|ideally"
+    r"|hopefully|i hope to|in an ideal world|one day (?:i'll|i will|i'd|i would|i want)"
 )
 # Hedges that make a sentence likely but not certain ("probably", "I think").
 LIKELY = r"probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Actor
-from tests.memories.test_beliefs_api import active, contents, say
+from tests.memories.test_beliefs_api import NS, active, contents, say
 
 pytestmark = pytest.mark.django_db
 
@@ -124,3 +124,66 @@ def test_a_one_line_routine_is_a_habit_not_a_workflow(owner: Actor) -> None:
     now = contents(owner)
     assert any("10 km" in c for c in now), now
     assert not any("5 km" in c and "10 km" not in c for c in now), now
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I lived in Oslo, I would cycle everywhere.",
+        "If I won the lottery I'd move to Oslo.",
+        "I wish I were a nurse.",
+        "Maybe one day I'll move to Oslo.",
+        "Suppose I worked at Google, would that help?",
+    ],
+)
+def test_a_hypothetical_is_not_the_users_fact(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    assert contents(owner) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["I'd love to live in Oslo someday.", "I dream of living in Kyoto."]
+)
+def test_a_wish_waits_for_review_instead_of_being_believed(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    assert contents(owner) == []
+    pending = owner.get("/api/memories", {"namespace": NS, "status": "candidate"}).json()
+    assert len(pending["memories"]) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['My boss always says "I love jazz".', "My friend told me she lives in Oslo."],
+)
+def test_other_peoples_sayings_are_not_the_users(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    assert not any("user" in c.lower() and ("jazz" in c or "Oslo" in c) for c in contents(owner))
+
+
+def test_another_persons_fact_is_stored_about_them(owner: Actor) -> None:
+    say(owner, ["My sister is a vegetarian."])
+    assert contents(owner) == ["The user's sister is a vegetarian."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm so tired today.", "Ugh, feeling hungry right now.", "Kinda bored this afternoon tbh."],
+)
+def test_a_passing_state_is_not_kept(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    assert contents(owner) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```python\nuser.city = 'Oslo'\nprint('I live in Oslo')\n```",
+        "2024-05-01 12:00:03 ERROR user_location=Oslo lookup failed: I live in Oslo not found",
+        'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+        "ValueError: I live in Oslo is not a valid city",
+        '{"name": "Ada", "city": "Oslo", "likes": ["jazz"]}',
+    ],
+)
+def test_code_and_log_pastes_are_not_the_users_facts(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    assert contents(owner) == []
