@@ -563,7 +563,25 @@ _THERE_ARE = re.compile(
 )
 
 
+# "so three dogs now", "it's three cats, not two": a count of the household said without a
+# verb, after "we got another one" or a correction; what is counted must be the household's.
+_BARE_COUNT = re.compile(
+    r"(?:^|,\s*)(?:(?:so|and|now|that's|that makes|it's|it is|make that|we're at|we are at)\s+)*"
+    r"(?P<n>\d+|(?:" + "|".join(w for w in NUMBER_WORDS if len(w) > 2) + r"))\s+"
+    r"(?P<thing>kids|children|daughters|sons|dogs|cats|puppies|kittens|pets|cars|bikes|"
+    r"bicycles|horses|rabbits|birds|fish|grandchildren|grandkids)"
+    r"(?:\s+(?:now|in total|altogether))?(?:,?\s*not\s+\w+)?$",
+    re.IGNORECASE,
+)
+
+
 def _counted_at_home(clause: str, confidence: float) -> Candidate | None:
+    bare = _BARE_COUNT.search(clause)
+    if bare is not None:
+        content = f"The user has {bare['n'].lower()} {bare['thing'].lower()}."
+        return _candidate(
+            "fact", content, importance="significant", confidence=confidence, tags=["family"]
+        )
     found = _THERE_ARE.match(clause)
     if found is None:
         return None
@@ -911,10 +929,19 @@ def _verb_fact(clause: str, verb: str, rest: list[str], confidence: float) -> Ca
     return None
 
 
+_TASKS_LEFT = re.compile(
+    r"\bto\s+(?:do|finish|write|read|grade|review|fix|submit|complete|make|prepare|send|"
+    r"answer)\b|\b(?:left|due)\b(?!\s+(?:handed|hand))",
+    re.IGNORECASE,
+)
+
+
 def _have_fact(clause: str, rest: list[str], confidence: float) -> Candidate | None:
     if rest[:1] and (rest[0] == "been" or _is_participle(rest[0])):
         # "I have been playing piano for 20 years", "I have never owned a car": experience
         return _fact(clause, _topic_tag(clause) or "experience", confidence, importance=None)
+    if _TASKS_LEFT.search(clause):
+        return None  # "I have six write-ups to do": work for today, not something owned
     if rest[:1] and rest[0] in W.HAVE_OBJECTS:  # "I have two kids", "I have type 1 diabetes"
         return _fact(clause, _topic_tag(clause) or "personal", confidence, importance=None)
     return None  # "I have a question", "I have to go" and the like say nothing lasting

@@ -262,8 +262,10 @@ OPINION_VERDICTS = (
     r"|terrible|awful|delicious|my jam|life|unbearable|fantastic"
 )
 # What "I have" a lasting fact with ("I have two kids", "I have type 1 diabetes").
-HAVE_OBJECTS = frozenset({"a", "an", "no", "any", "two", "three", "type"}) | frozenset(
-    str(n) for n in range(2, 21)
+HAVE_OBJECTS = (
+    frozenset({"a", "an", "no", "any", "type"})
+    | frozenset(str(n) for n in range(2, 21))
+    | _words("two three four five six seven eight nine ten eleven twelve several")
 )
 # Importance of a fact by health words, the first found ("standard" if none).
 IMPORTANCE_STEMS = (

@@ -187,3 +187,22 @@ def test_a_passing_state_is_not_kept(owner: Actor, text: str) -> None:
 def test_code_and_log_pastes_are_not_the_users_facts(owner: Actor, text: str) -> None:
     say(owner, [text])
     assert contents(owner) == []
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "We got another one, so I have three cats now.",
+        "One more joined us, so three cats now.",
+        "Correction, it's three cats, not two.",
+        "Now I have three cats instead.",
+    ],
+)
+def test_a_new_count_replaces_the_old_one_and_nothing_vague_is_kept(
+    owner: Actor, update: str
+) -> None:
+    say(owner, ["I have two cats."], [update])
+    now = contents(owner)
+    assert any("three cats" in c for c in now), now
+    assert not any("two cats" in c for c in now), now
+    assert not any("another one" in c or "team" in c for c in now), now
