@@ -56,7 +56,13 @@ SPECULATIVE = (
     r"|hopefully|i hope to|in an ideal world|one day (?:i'll|i will|i'd|i would|i want)"
 )
 # Hedges that make a sentence likely but not certain ("probably", "I think").
-LIKELY = r"probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to"
+LIKELY = (
+    r"probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to"
+    # a change of something named only by a pronoun ("I've increased it to 10 km"): what
+    # changed was said elsewhere, so a person confirms it before it is believed
+    r"|(?:increased|decreased|raised|cut|upped|reduced|changed|doubled|halved|bumped|dropped"
+    r"|lowered)\s+(?:it|that|this|them)\s+(?:up\s+|down\s+)?to"
+)
 # Words that open a question ("What ...", "How ...").
 QUESTION_WORDS = r"what|where|who|whom|whose|why|which|how"
 # Auxiliaries that open a yes/no question ("Do you ...", "Is it ...") ...

@@ -206,3 +206,11 @@ def test_a_new_count_replaces_the_old_one_and_nothing_vague_is_kept(
     assert any("three cats" in c for c in now), now
     assert not any("two cats" in c for c in now), now
     assert not any("another one" in c or "team" in c for c in now), now
+
+
+def test_a_change_of_something_named_only_by_it_waits_for_review(owner: Actor) -> None:
+    say(owner, ["I run 5 km every morning."], ["I've increased it to 10 km now."])
+    pending = owner.get("/api/memories", {"namespace": NS, "status": "candidate"}).json()
+    assert [m["content"] for m in pending["memories"]] == [
+        "The user has increased it to 10 km now."
+    ]
