@@ -41,8 +41,8 @@ _WITH = re.compile(
 )
 # "Home for the user is Lisbon", "The user calls Lisbon home": where the user lives.
 _HOME = re.compile(
-    r"^(?:home for the user is|the user calls (?P<c>.+?) home$|the user's home is)\s*(?P<v>.*)$",
-    re.IGNORECASE,
+    r"^(?:[Hh]ome for the user is|[Tt]he user calls (?P<c>[A-Z][^,]*?) home$|"
+    r"[Tt]he user's home is)\s*(?P<v>(?:in\s+)?[A-Z].*|)$",
 )
 _NEGATION = re.compile(
     r"\b(?:no longer|not|never|does(?:n't| not)|is(?:n't| not)|stopped|quit|gave up|"
@@ -400,9 +400,8 @@ def derive(content: str) -> Claim | None:
     if together is not None:
         rest = _TRAIL.sub("", text[together.end() :])
         name = together.group("name")
-        if name:
-            return _couple(name, rest)
-        return _read(USER, _singular(rest))
+        couple = _couple(name, rest) if name else None
+        return couple or _read(USER, _singular(rest))
     match = _SUBJECT.match(text)
     if match is None:
         return None

@@ -214,3 +214,16 @@ def test_more_phrasings_of_a_like_and_a_preference(
 
 def test_a_pronoun_is_no_thing_to_have_an_opinion_of() -> None:
     assert derive("It is the user's favourite.") is None
+
+
+@pytest.mark.parametrize(
+    "content", ["The user's home is a small flat.", "Home for the user is where the heart is."]
+)
+def test_a_home_that_is_no_place_is_no_location(content: str) -> None:
+    assert derive(content) is None
+
+
+def test_the_user_and_someone_living_somewhere_is_where_the_user_lives() -> None:
+    found = derive("The user and Sam live in Oslo.")
+    assert found is not None
+    assert (found.subject, found.attribute, found.value) == ("user", "location", "oslo")
