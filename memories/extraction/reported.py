@@ -83,12 +83,12 @@ _MOCKING_OPENER = re.compile(
     re.IGNORECASE,
 )
 _WEAK_OPENER = re.compile(
-    r"^\W*(?:oh\s+)?(?:sure|yeah|yes|right|great|of\s+course|because)\b\s*[,!.]?\s*"
+    r"^\W*(?:oh\s+)?(?:sure|yeah|right|great|because)\b\s*[,!.]?\s*"
     r"(?:(?:and|because)\b)?",
     re.IGNORECASE,
 )
 _MOCK_INTENSIFIER = re.compile(
-    r"\b(?:totally|obviously|clearly|secretly|of\s+course|definitely|surely|naturally)\b",
+    r"\b(?:totally|obviously|clearly|secretly|naturally)\b",
     re.IGNORECASE,
 )
 _OPPOSITE_TAIL = re.compile(
@@ -100,17 +100,20 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _TRACEBACK = re.compile(
     r"(?m)^[ \t]*Traceback \(most recent call last\):.*?(?=\n[ \t]*\n|\Z)", re.S
 )
+_LEVELS = r"ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL"
 _PASTED_LINE = re.compile(
     r"(?m)^[ \t]*(?:"
     r"\[?\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}"  # 2024-05-01 12:00:03 ...
     r"|\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s"  # 12:00:03 ...
-    r"|\[?(?:ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL)\b[\]:]?\s"  # ERROR: ...
+    # [ERROR] ..., ERROR:root:..., ERROR app.views: ... ("WARNING: I'm allergic" is the user)
+    rf"|\[(?:{_LEVELS})\]|(?:{_LEVELS}):[\w.]+:|(?:{_LEVELS})\s+\w+(?:\.\w+)+:?\s"
     r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s"  # ValueError: ...
     r"|File \"[^\"\n]+\", line \d+"  # a Python stack frame
     r"|at [\w.$<>]+\([\w.:]*\)"  # a Java/JS stack frame
     r"|[{\[]\s*\"[^\"\n]*\"\s*:"  # {"name": ...
     r"|(?:>>>|\$)\s+\S"  # a prompt
-    r"|(?:def|class|import|return|const|let|var|function)\s+\w"
+    r"|(?:def|class)\s+\w+\s*[(:]|import\s+[\w.]+\s*$|from\s+[\w.]+\s+import\s"
+    r"|(?:const|let|var)\s+\w+\s*=|function\s*\w*\s*\("
     r"|[\w.\[\]'\"]+\.\w+\s*=\s*\S"  # user.city = ...
     r"|\w+(?:\.\w+)*\(['\"]"  # print('...
     r").*$"

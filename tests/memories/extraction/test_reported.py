@@ -152,6 +152,8 @@ def test_a_plain_answer_is_not_sarcasm(text: str) -> None:
         ),
         ("2024-05-01 12:00:03 ERROR lookup failed: I live in Oslo\nI live in Graz.", "Graz"),
         ("[WARN] user said I live in Oslo\nI live in Graz.", "Graz"),
+        ("ERROR:root:I live in Oslo\nI live in Graz.", "Graz"),
+        ("import os\nfrom app import city\nprint('I live in Oslo')\nI live in Graz.", "Graz"),
         ("user.city = 'Oslo'\nI live in Graz.", "Graz"),
         ('{"name": "Ada", "city": "Oslo"}\nI live in Graz.', "Graz"),
     ],
@@ -159,3 +161,17 @@ def test_a_plain_answer_is_not_sarcasm(text: str) -> None:
 def test_code_and_log_pastes_are_not_the_user_speaking(text: str, kept: str) -> None:
     assert only_reported(text, "Oslo")
     assert not only_reported(text, kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WARNING: I'm allergic to peanuts.",
+        "let me know, I live in Graz.",
+        "class starts at 9 and I live in Graz.",
+        "Yes, I definitely live in Graz.",
+        "Of course I live in Graz.",
+    ],
+)
+def test_prose_that_looks_like_a_paste_or_a_joke_is_the_user(text: str) -> None:
+    assert reported_spans(text) == []
