@@ -401,6 +401,9 @@ def derive(content: str) -> Claim | None:
         rest = _TRAIL.sub("", text[together.end() :])
         name = together.group("name")
         couple = _couple(name, rest) if name else None
+        ended = _COUPLE.match(rest)
+        if not name and ended is not None and ended.group("end"):
+            return Claim(USER, "partner", "", NEGATED)  # "The user and their partner broke up"
         return couple or _read(USER, _singular(rest))
     match = _SUBJECT.match(text)
     if match is None:

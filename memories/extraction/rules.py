@@ -997,6 +997,12 @@ _HOUSEHOLD_MOVE = re.compile(r"\b(?:moved|relocated|moving)\s+(?:back\s+|over\s+
 _NOT_A_HOME = re.compile(rf"\b(?:{RW.NOT_A_HOME})\b", re.IGNORECASE)
 
 
+# "We got married in June": the couple, not the whole family.
+_COUPLE = re.compile(
+    r"\b(?:married|engaged|wedding|honeymoon|anniversary|dating|broke up|split up)\b", re.I
+)
+
+
 def _is_household(text: str) -> bool:
     return bool(_HOUSEHOLD.search(text)) or bool(
         _HOUSEHOLD_MOVE.search(text) and not _NOT_A_HOME.search(text)
@@ -1014,6 +1020,7 @@ def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> 
         "user": False,
         "team": False,
         "family": _is_household(text),
+        "couple": bool(_COUPLE.search(text)),
         "plural": plural_we,
     }
     compound = _COMPOUND_SUBJECT.search(text)
@@ -1046,17 +1053,18 @@ def _swap_pronoun(word: str, state: dict[str, bool]) -> str:
         }[word]
     first = not state["team"]
     state["team"] = True
-    group = "family" if state["family"] else "team"
+    group = "partner" if state.get("couple") else "family" if state["family"] else "team"
     if word == "we":
         # A household's "we" includes the user ("we have two cats": the user has them);
         # a team's is the team.
-        if first and (state["plural"] or state["family"]):
+        if first and (state["plural"] or state["family"] or state.get("couple")):
             return f"the user and their {group}"
         return f"\x00the user's {group}" if first else "they"
+    owner = "couple" if group == "partner" else group
     return {
-        "us": f"the {group}" if first else "them",
-        "our": f"the {group}'s" if first else "their",
-        "ours": f"the {group}'s" if first else "theirs",
+        "us": f"the {owner}" if first else "them",
+        "our": f"the {owner}'s" if first else "their",
+        "ours": f"the {owner}'s" if first else "theirs",
         "ourselves": "themselves",
     }[word]
 

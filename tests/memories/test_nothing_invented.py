@@ -214,3 +214,11 @@ def test_a_change_of_something_named_only_by_it_waits_for_review(owner: Actor) -
     assert [m["content"] for m in pending["memories"]] == [
         "The user has increased it to 10 km now."
     ]
+
+
+def test_we_in_a_couple_is_the_user_and_their_partner(owner: Actor) -> None:
+    say(owner, ["My boyfriend is Sam."], ["We broke up last month."])
+    now = contents(owner)
+    assert not any("boyfriend" in c for c in now), now
+    [ended] = [c for c in now if "broke up" in c]
+    assert ended.startswith("The user and their partner broke up"), ended
