@@ -187,8 +187,9 @@ INTENSIFIERS = _words("so really very super quite bit kinda pretty totally")
 # Words that make a clause about the user's things generic, not a memory by themselves.
 GENERIC = _words(
     """user user's the and that this with have has from they them their there then than what
-    when just really also very some been being into about over will would could should"""
-)
+    when just really also very some been being into about over will would could should
+    last next week weeks month months year years yesterday today tomorrow tonight ago"""
+)  # time words too: the rules write "last month" as a date, so they never match it
 
 # --- instructions to the assistant -----------------------------------------------------------
 INSTRUCTION_OPENERS = (
