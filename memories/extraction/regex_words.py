@@ -168,7 +168,7 @@ TRIGGER_ADVERBS = (
     r"presently|remotely"
 )
 # Words that may follow an age ("I'm 34 and ...", "I'm 34 this year").
-AGE_END_WORDS = r"and|but|so|now|btw|lol|too|myself|already|though|this\s+year"
+AGE_END_WORDS = r"and|but|so|now|btw|lol|too|myself|already|though|this\s+year|today"
 # Personal pronouns, the parts of "she/her", "they/them".
 PRONOUNS = (
     r"she|her|hers|he|him|his|they|them|theirs|xe|xem|xir|ze|zir|hir|ey|em|eir|fae|faer|"

@@ -14,7 +14,8 @@ What counts as reported (by structure, not by topic):
   its paragraph;
 - a *framed sentence*: one opening with a fiction or hypothesis frame ("In my story",
   "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were"),
-  or a counterfactual ("If I had more money, I would ...");
+  or a counterfactual ("If I had more money, I would ..."), or someone else's account
+  ("According to my sister, I'm a terrible cook");
 - *quoted* words: three or more words inside double, single or typographic quotes;
 - everything before a *retraction* ("jk", "just kidding", "only joking", a closing "/s"):
   the user took it back ("no kidding" is emphasis, not a retraction);
@@ -61,6 +62,7 @@ _FRAMED_SENTENCE = re.compile(
     r"(?:story|novel|book|script|screenplay|poem|game|dream|fiction|fanfic|campaign|"
     r"roleplay|scenario|example)|imagine|pretend|suppose|supposing|hypothetically|"
     r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character"
+    r"|according\s+to\s+(?!me\b|my\s+(?:records|notes|calendar|doctor)\b)"
     # a counterfactual: "If I won the lottery I'd move to Oslo", "If I had more money, I
     # would buy a flat" (an open condition, "If I'm late I'll call", is not one)
     r"|(?:even\s+)?if\s+(?:i|we)\b(?=[^.!?\n]*(?:\bwould\b|\bcould\b|\bmight\b|'d\b)))"

@@ -759,6 +759,12 @@ _TRANSIENT = re.compile(
     rf"^(?:so |really |very |a bit |kind of |super |quite |feeling )*(?:{W.TRANSIENT_STATES})\b",
     re.IGNORECASE,
 )
+# "I'm in a bad mood today": a state said of today only passes ("as of today" starts one).
+_PASSING_TIME = re.compile(
+    r"(?<!\bof )(?<!\bfrom )(?<!\bsince )(?<!\bstarting )\b(?:today|tonight|"
+    r"this (?:morning|afternoon|evening)|right now|rn|atm)\W*$",
+    re.IGNORECASE,
+)
 _NOT_ANYMORE_COPULA = re.compile(r"\b(is|are) not (.+?)\s+any ?more\b", re.IGNORECASE)
 _NOT_ANYMORE_VERB = re.compile(r"\bdoes not (\w+)(.*?)\s+any ?more\b", re.IGNORECASE)
 
@@ -870,7 +876,7 @@ def _copula_fact(clause: str, rest: list[str], confidence: float) -> Candidate |
     complement = " ".join(words)
     if not complement:
         return None
-    if _TRANSIENT.match(complement):
+    if _TRANSIENT.match(complement) or _PASSING_TIME.search(complement):
         return _candidate(
             "fact",
             _sentence_case(_third_person(clause)),

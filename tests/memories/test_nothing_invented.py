@@ -167,7 +167,12 @@ def test_another_persons_fact_is_stored_about_them(owner: Actor) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["I'm so tired today.", "Ugh, feeling hungry right now.", "Kinda bored this afternoon tbh."],
+    [
+        "I'm so tired today.",
+        "Ugh, feeling hungry right now.",
+        "Kinda bored this afternoon tbh.",
+        "I'm in a bad mood today.",
+    ],
 )
 def test_a_passing_state_is_not_kept(owner: Actor, text: str) -> None:
     say(owner, [text])
@@ -222,3 +227,13 @@ def test_we_in_a_couple_is_the_user_and_their_partner(owner: Actor) -> None:
     assert not any("boyfriend" in c for c in now), now
     [ended] = [c for c in now if "broke up" in c]
     assert ended.startswith("The user and their partner broke up"), ended
+
+
+def test_someone_elses_account_of_the_user_is_not_the_users_fact(owner: Actor) -> None:
+    say(owner, ["According to my sister, I'm a terrible cook."])
+    assert contents(owner) == []
+
+
+def test_an_age_said_on_a_birthday_is_the_age_not_a_passing_state(owner: Actor) -> None:
+    say(owner, ["I'm 30 today!"])
+    assert contents(owner) == ["The user is 30 years old."]
