@@ -490,7 +490,9 @@ def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
     if (found := _EATS.match(rest)) is not None:
         eats = NEGATED if found.group("neg") else AFFIRMED
         return Claim(subject, f"eats:{found.group('v').lower()}", "yes", eats)
-    if (found := _OPINION.match(rest)) is not None:
+    if (found := _OPINION.match(rest)) is not None and not re.match(
+        r"(?:it|that|this|them|those|these)\b", found.group("v"), re.IGNORECASE
+    ):  # "loves it here": what "it" is was said elsewhere
         verb = found.group("verb").lower()
         feeling = "negative" if re.match(_NEGATIVE, verb) else "positive"
         thing = _clean(found.group("v"))

@@ -227,3 +227,7 @@ def test_the_user_and_someone_living_somewhere_is_where_the_user_lives() -> None
     found = derive("The user and Sam live in Oslo.")
     assert found is not None
     assert (found.subject, found.attribute, found.value) == ("user", "location", "oslo")
+
+
+def test_an_opinion_of_a_pronoun_claims_nothing() -> None:
+    assert derive("The user loves it here in Lisbon.") is None
