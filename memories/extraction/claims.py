@@ -257,7 +257,18 @@ def _couple(name: str, rest: str) -> Claim | None:
     return Claim(USER, "partner", f"{name.lower()} ({stage})", AFFIRMED)
 
 
+# When it happened, as the rules write it ("in November 2026", "on 2 June 2025", "around
+# 25 November 2026", "(this year)"): not part of the value.
+_WHEN = re.compile(
+    r"\s+(?:\([^)]*\)|(?:in|on|around|since|during|by)\s+(?:(?:early|late|mid)[- ])?"
+    r"(?:\d{1,2}\s+)?(?:(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december)\s*)?\d{4}|last (?:week|month|year)|yesterday)\s*$",
+    re.IGNORECASE,
+)
+
+
 def _clean(text: str) -> str:
+    text = _WHEN.sub("", _TRAIL.sub("", text))
     text = _FILLER.sub(" ", text)
     return _SPACE.sub(" ", _TRAIL.sub("", text)).strip().lower()
 
@@ -296,7 +307,9 @@ _LOCATION = re.compile(
     re.IGNORECASE,
 )
 _EMPLOYER = re.compile(
-    r"^(?:(?:no longer |does not |doesn't |used to )?works? (?:at|for)|is employed by|"
+    r"^(?:(?:no longer |does not |doesn't |used to )?works?(?: \w+ly)? (?:at|for)|"
+    r"is employed by|(?:has )?(?:got|landed|accepted) (?:a |an )?(?:new )?(?:job|offer|"
+    r"position|role) (?:at|with|from)|has been hired by|was hired by|"
     r"'s employer is|employer is|is an? [\w -]+? at|(?:left [\w .&-]+? and )?joined|"
     r"(?:has )?started (?:a new job|working) (?:at|for))\s+(?P<v>.+)$",
     re.IGNORECASE,
@@ -378,7 +391,8 @@ PREFERENCE_KINDS = {
 _DRINKS = re.compile(
     r"^(?:always |usually |mostly |only |normally |typically )?(?:drinks|has|takes)\s+"
     r"(?P<v>(?:sparkling |green |black )?[a-z]+?)(?:\s+(?:in the morning|every morning|"
-    r"with breakfast|at breakfast|every day|daily|each morning))?$",
+    r"with breakfast|at breakfast|every day|daily|each morning|now|these days|nowadays|"
+    r"again|instead))*$",
     re.IGNORECASE,
 )
 _AMOUNT = re.compile(rf"(?P<n>{_NUMBER})\s*(?P<u>[a-z]+)", re.IGNORECASE)
@@ -456,7 +470,17 @@ def _read(subject: str, rest: str) -> Claim | None:
     return _read_more(subject, rest, polarity)
 
 
+# Leaving an employer: "quit their job at Google", "was laid off from Siemens".
+_LEFT_JOB = re.compile(
+    r"^(?:has )?(?:quit|left|resigned from|was laid off from|got laid off from|was fired from|"
+    r"retired from)\s+(?:(?:their|his|her|a|the) )?(?:(?:old |former )?(?:job|position|role) "
+    r"(?:at|with) )?(?P<v>[A-Z][\w .&'-]*)$",
+)
+
+
 def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
+    if (found := _LEFT_JOB.match(rest)) is not None:
+        return Claim(subject, "employer", _clean(found.group("v")), NEGATED)
     if (found := _DIET.match(rest)) is not None:
         return Claim(subject, "diet", found.group("v").lower().replace(" ", "-"), polarity)
     if (found := _PARTNER.match(rest)) is not None:

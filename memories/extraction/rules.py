@@ -613,7 +613,16 @@ _SUBJECTLESS = re.compile(r"^(?:(?:just|finally|recently|officially)\s+)?([a-z]+
 _MILESTONES = re.compile(rf"\b(?:{W.MILESTONES})\b", re.IGNORECASE)
 
 
+_USED_TO_FEEL = re.compile(
+    r"^(?:i|we)\s+used\s+to\s+(?:really\s+)?(?:love|like|enjoy|hate|dislike|adore|prefer)\b",
+    re.IGNORECASE,
+)
+
+
 def _episode(clause: str, ctx: _Context) -> Candidate | None:
+    if _USED_TO_FEEL.match(clause):
+        # "I used to love jazz": a feeling that held, not an event (no action to date).
+        return _fact(clause, _topic_tag(clause) or "preference", ctx.confidence, importance=None)
     subject, verb = _past_event(clause)
     if subject is None:
         return None

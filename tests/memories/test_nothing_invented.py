@@ -237,3 +237,15 @@ def test_someone_elses_account_of_the_user_is_not_the_users_fact(owner: Actor) -
 def test_an_age_said_on_a_birthday_is_the_age_not_a_passing_state(owner: Actor) -> None:
     say(owner, ["I'm 30 today!"])
     assert contents(owner) == ["The user is 30 years old."]
+
+
+def test_quitting_a_job_ends_the_employer(owner: Actor) -> None:
+    say(owner, ["I work at Google."], ["I quit my job at Google."])
+    assert "The user works at Google." not in contents(owner)
+
+
+def test_a_feeling_that_used_to_hold_is_kept_as_past(owner: Actor) -> None:
+    say(owner, ["I used to love jazz."])
+    [memory] = active(owner)
+    assert memory["content"] == "The user used to love jazz."
+    assert memory["claim"]["polarity"] == "past"

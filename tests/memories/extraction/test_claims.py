@@ -231,3 +231,22 @@ def test_the_user_and_someone_living_somewhere_is_where_the_user_lives() -> None
 
 def test_an_opinion_of_a_pronoun_claims_nothing() -> None:
     assert derive("The user loves it here in Lisbon.") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute", "value", "polarity"),
+    [
+        ("The user quit their job at Google.", "employer", "google", NEGATED),
+        ("The user left Google in 2025.", "employer", "google", NEGATED),  # the date is no value
+        ("The user got a job at Stripe.", "employer", "stripe", AFFIRMED),
+        ("The user works remotely for Stripe now.", "employer", "stripe", AFFIRMED),
+        ("The user drinks coffee now, not tea.", "prefers:drink", "coffee", AFFIRMED),
+        ("The user used to love jazz.", "opinion:jazz", "positive", PAST),
+    ],
+)
+def test_more_phrasings_of_a_job_and_a_drink(
+    content: str, attribute: str, value: str, polarity: str
+) -> None:
+    found = derive(content)
+    assert found is not None
+    assert (found.attribute, found.value, found.polarity) == (attribute, value, polarity)
