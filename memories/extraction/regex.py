@@ -675,6 +675,13 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             rf"\bI(?:'ve|\s+have)?\s+{_ADV}joined\s+(?=[A-Z])",
             _parse_employer,
         ),
+        # "I got a job at Stripe", "I've landed a new role with Atlassian"
+        (
+            ("job", "role", "position"),
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:got|landed)\s+(?:a\s+)?(?:new\s+)?"
+            r"(?:job|role|position)\s+(?:at|with)\s+(?=[A-Z])",
+            _parse_employer,
+        ),
         # "I left Google and joined Stripe", "I quit Oracle to join SAP": the new employer.
         (
             ("join",),
