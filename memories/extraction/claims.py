@@ -33,6 +33,17 @@ _SUBJECT = re.compile(
     rf"^the user(?:'s (?:best |older |younger |little |big )?(?P<who>{RELATIVES}))?\b\s*",
     re.IGNORECASE,
 )
+# "The user and their family have two cats", "The user and Sam got married": the user is one
+# of them (a household's "we"; a couple). A name is kept for the partner rules.
+_WITH = re.compile(
+    r"^[Tt]he user and (?:(?:their|his|her) (?:family|household|partner|wife|husband|kids|"
+    r"children)|(?P<name>[A-Z][\w-]*))\s+",
+)
+# "Home for the user is Lisbon", "The user calls Lisbon home": where the user lives.
+_HOME = re.compile(
+    r"^(?:[Hh]ome for the user is|[Tt]he user calls (?P<c>[A-Z][^,]*?) home$|"
+    r"[Tt]he user's home is)\s*(?P<v>(?:in\s+)?[A-Z].*|)$",
+)
 _NEGATION = re.compile(
     r"\b(?:no longer|not|never|does(?:n't| not)|is(?:n't| not)|stopped|quit|gave up|"
     r"gone off)\b",
@@ -42,7 +53,8 @@ _PAST = re.compile(r"\b(?:used to|formerly|previously|once)\b", re.IGNORECASE)
 # Words of time or emphasis that do not change what is claimed.
 _FILLER = re.compile(
     r"\b(?:now|these days|nowadays|anymore|any more|any longer|currently|actually|really|"
-    r"still|again|just|at the moment|this year|since then|here|so far|for years)\b",
+    r"still|again|just|at the moment|this year|since then|here|so far|for years|"
+    r"(?:their|his|her|my) whole life|all (?:their|his|her|my) life)\b",
     re.IGNORECASE,
 )
 _SPACE = re.compile(r"\s+")
@@ -60,7 +72,12 @@ UNITS = r"(?:km|kilometers?|kilometres?|miles?|mi|laps?|pages?|minutes?|mins?|ho
 HABIT_NOUNS = {"run": "run", "runs": "run", "swim": "swim", "ride": "cycle", "walk": "walk"}
 DIETS = r"(?:vegetarian|vegan|pescatarian|pescetarian|keto|gluten[- ]free|lactose[- ]intolerant)"
 
-_POSITIVE = r"loves?|likes?|enjoys?|adores?|is (?:a )?(?:big |huge )?fan of|is into|is keen on"
+_POSITIVE = (
+    r"loves?|likes?|enjoys?|adores?|is (?:a )?(?:big |huge )?fan of|"
+    r"is (?:really |very |so |totally )?into|is keen on|is (?:obsessed with|crazy about|"
+    r"passionate about)|has (?:grown|come|learned|learnt) to (?:love|like|enjoy)|"
+    r"(?:has )?started (?:to (?:love|like|enjoy)|loving|liking|enjoying)"
+)
 _NEGATIVE = r"hates?|dislikes?|detests?|can't stand|cannot stand"
 
 
@@ -121,7 +138,11 @@ class Claim:
         if self.polarity == other.polarity:
             return self.polarity == AFFIRMED
         # "is single" (no partner at all) against "is dating Sam"; else the same value.
-        return not self.value or not other.value or same_value(self.value, other.value)
+        return (
+            not self.value
+            or not other.value
+            or same_value(_unstaged(self.value), _unstaged(other.value))
+        )
 
     def restates(self, other: Claim) -> bool:
         """The same thing with the same value and polarity ("Berlin" and "Berlin, Germany")."""
@@ -169,7 +190,85 @@ def same_value(a: str, b: str) -> bool:
     return bool(first_a) and first_a == first_b
 
 
+# Sentences that name the thing first: "Jazz is the user's favourite thing to do",
+# "Chess is no longer the user's thing", "Tea is the user's drink of choice"; and the user's
+# favourite or go-to one of a kind ("The user's go-to drink is coffee").
+_THING_FIRST = re.compile(
+    r"^(?P<v>[\w' -]{1,40}?) (?:is|are) (?P<neg>no longer |not )?the user's "
+    r"(?P<what>(?:absolute |all-time )?(?:favou?rite|go-to|drink of choice|thing)\b.*?)$",
+    re.IGNORECASE,
+)
+_FAVOURITE_OF = re.compile(
+    r"^the user's (?:favou?rite|go-to) (?P<kind>[a-z]+) is (?P<v>.+)$", re.IGNORECASE
+)
+_PERSON_OF = re.compile(r"^the user is more of an? (?P<v>[\w -]+?) person$", re.IGNORECASE)
+
+
+def _thing_first(text: str) -> Claim | None:
+    if (found := _FAVOURITE_OF.match(text)) is not None:
+        return _liked_most(_clean(found.group("v")), found.group("kind").lower(), AFFIRMED)
+    if (found := _PERSON_OF.match(text)) is not None:
+        return _liked_most(_clean(found.group("v")), "", AFFIRMED)
+    found = _THING_FIRST.match(text)
+    if found is None or found.group("v").lower().startswith("the user"):
+        return None
+    if found.group("v").lower() in ("it", "that", "this", "they", "these", "those", "which"):
+        return None
+    polarity = NEGATED if found.group("neg") or _NEGATION.search(found.group("what")) else AFFIRMED
+    what = found.group("what").lower()
+    kind = "drink" if "drink" in what else ""
+    if what.startswith("thing") or "favourite thing" in what or "favorite thing" in what:
+        return Claim(USER, f"opinion:{_clean(found.group('v'))}", "positive", polarity)
+    return _liked_most(_clean(found.group("v")), kind, polarity)
+
+
+def _liked_most(value: str, kind: str, polarity: str) -> Claim:
+    """The user's favourite (or go-to) one of a kind: one at a time. A drink is the drink
+    preference; another kind is ``favourite:<kind>``; no kind, a plain preference."""
+    if kind == "drink" or value in PREFERENCE_KINDS["drink"]:
+        return Claim(USER, "prefers:drink", value, polarity)
+    if kind:
+        return Claim(USER, f"favourite:{kind}", value, polarity)
+    return Claim(USER, f"opinion:{value}", "positive", polarity)
+
+
+def _unstaged(value: str) -> str:
+    """The value without its stage ("sam (engaged)" -> "sam"): breaking up with Sam ends
+    whatever stage it had reached."""
+    return re.sub(r"\s*\([^)]*\)$", "", value)
+
+
+_PLURAL_VERBS = {"have": "has", "are": "is", "were": "was", "own": "owns", "live": "lives"}
+
+
+def _singular(rest: str) -> str:
+    """ "have two cats" -> "has two cats": read a household's plural as the user's."""
+    first, _, tail = rest.partition(" ")
+    return f"{_PLURAL_VERBS.get(first.lower(), first)} {tail}".strip()
+
+
+def _couple(name: str, rest: str) -> Claim | None:
+    found = _COUPLE.match(rest)
+    if found is None:
+        return None
+    if found.group("end"):
+        return Claim(USER, "partner", name.lower(), NEGATED)
+    stage = STAGES[(found.group("state") or found.group("dating")).lower()]
+    return Claim(USER, "partner", f"{name.lower()} ({stage})", AFFIRMED)
+
+
+# When it happened, as the rules write it ("in November 2026", "on 2 June 2025", "around
+# 25 November 2026", "(this year)"): not part of the value.
+_WHEN = re.compile(
+    r"\s+(?:\([^)]*\)|(?:in|on|around|since|during|by)\s+(?:(?:early|late|mid)[- ])?"
+    r"(?:\d{1,2}\s+)?(?:(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december)\s*)?\d{4}|last (?:week|month|year)|yesterday)\s*$",
+    re.IGNORECASE,
+)
+
+
 def _clean(text: str) -> str:
+    text = _WHEN.sub("", _TRAIL.sub("", text))
     text = _FILLER.sub(" ", text)
     return _SPACE.sub(" ", _TRAIL.sub("", text)).strip().lower()
 
@@ -198,12 +297,19 @@ def _polarity(text: str) -> str:
 # Each rule: a pattern on the rest of the sentence after the subject, and how to read it.
 _LOCATION = re.compile(
     r"^(?:(?:no longer |does not |doesn't |used to )?(?:lives?|live) in|is (?:not )?based in|"
-    r"'s home is in|home is in|resides in|has (?:moved|relocated) to|moved to|relocated to)"
+    r"'s home is in|home is in|resides in|has (?:moved|relocated) to|moved to|relocated to|"
+    # how a move is told ("is loving life in Munich", "settled into a new flat in Porto")
+    r"is (?:now )?living in|has lived in|(?:is )?(?:loving|enjoying) (?:life|living) in|"
+    r"is (?:settling|settled) (?:in|into)|(?:has )?settled (?:in|into)(?: (?:their|a|the) "
+    r"(?:new )?(?:flat|home|house|apartment|place) in)?|'s (?:new )?(?:flat|house|apartment) "
+    r"is in)"
     r"\s+(?P<v>.+)$",
     re.IGNORECASE,
 )
 _EMPLOYER = re.compile(
-    r"^(?:(?:no longer |does not |doesn't |used to )?works? (?:at|for)|is employed by|"
+    r"^(?:(?:no longer |does not |doesn't |used to )?works?(?: \w+ly)? (?:at|for)|"
+    r"is employed by|(?:has )?(?:got|landed|accepted) (?:a |an )?(?:new )?(?:job|offer|"
+    r"position|role) (?:at|with|from)|has been hired by|was hired by|"
     r"'s employer is|employer is|is an? [\w -]+? at|(?:left [\w .&-]+? and )?joined|"
     r"(?:has )?started (?:a new job|working) (?:at|for))\s+(?P<v>.+)$",
     re.IGNORECASE,
@@ -225,9 +331,10 @@ _PREFERS = re.compile(
     re.IGNORECASE,
 )
 _OPINION = re.compile(
-    rf"^(?P<neg>(?:no longer|does not|doesn't|stopped|never|is not|isn't|used to)\s+)?"
+    rf"^(?P<neg>(?:is no longer|no longer|does not|doesn't|has stopped|stopped|never|is not|"
+    rf"isn't|used to)\s+)?"
     rf"(?:really\s+)?(?P<verb>{_POSITIVE}|{_NEGATIVE}|like|love|enjoy|liking|loving|"
-    rf"enjoying|(?:a\s+)?(?:big\s+|huge\s+)?fan of)\s+(?P<v>.+)$",
+    rf"enjoying|into|keen on|(?:a\s+)?(?:big\s+|huge\s+)?fan of)\s+(?P<v>.+)$",
     re.IGNORECASE,
 )
 _HABIT = re.compile(
@@ -239,13 +346,28 @@ _HABIT_CHANGED = re.compile(
     re.IGNORECASE,
 )
 _COUNT = re.compile(
-    rf"^(?:has|owns|is the proud owner of|is a parent of)\s+(?P<n>{_NUMBER})\s+(?P<thing>[a-z]+)",
+    rf"^(?:(?:has|have) got|has|owns|is the proud owner of|is a parent of|(?:is|are) up to|"
+    rf"now has)\s+(?P<n>{_NUMBER})\s+(?P<thing>[a-z]+)",
     re.IGNORECASE,
 )
 _PARTNER = re.compile(
-    r"^(?:is (?P<state>engaged|married) to|'s (?:boyfriend|girlfriend|partner|husband|wife|"
-    r"fiance|fiancee) is|is dating)\s+(?P<v>[A-Z][\w-]*)",
+    r"^(?:is (?P<state>engaged|married) to|'s (?P<role>boyfriend|girlfriend|partner|husband|"
+    r"wife|fiance|fiancee) is|(?P<dating>is dating))\s+(?P<v>[A-Z][\w-]*)",
 )
+# What the user and someone are, or became ("The user and Sam got married in June").
+_COUPLE = re.compile(
+    r"^(?:(?:are|got|have got|have gotten|just got|recently got|finally got)\s+"
+    r"(?P<state>married|engaged)|(?:are|started|have been|began) (?P<dating>dating|together|"
+    r"a couple)|(?P<end>broke up|split up|separated|divorced|got divorced|are no longer "
+    r"together|are not together))\b",
+    re.IGNORECASE,
+)
+# The stage of a relationship: a new stage with the same person replaces the old one.
+STAGES = {
+    "engaged": "engaged", "fiance": "engaged", "fiancee": "engaged", "married": "married",
+    "husband": "married", "wife": "married", "boyfriend": "dating", "girlfriend": "dating",
+    "partner": "dating", "dating": "dating", "together": "dating", "a couple": "dating",
+}  # fmt: skip
 _SINGLE = re.compile(r"^is single\b", re.IGNORECASE)
 # Gone off something: an opinion withdrawn.
 _OFF = re.compile(
@@ -266,6 +388,13 @@ PREFERENCE_KINDS = {
     },
     "seat": {"window seats", "aisle seats", "window seat", "aisle seat", "window", "aisle"},
 }  # fmt: skip
+_DRINKS = re.compile(
+    r"^(?:always |usually |mostly |only |normally |typically )?(?:drinks|has|takes)\s+"
+    r"(?P<v>(?:sparkling |green |black )?[a-z]+?)(?:\s+(?:in the morning|every morning|"
+    r"with breakfast|at breakfast|every day|daily|each morning|now|these days|nowadays|"
+    r"again|instead))*$",
+    re.IGNORECASE,
+)
 _AMOUNT = re.compile(rf"(?P<n>{_NUMBER})\s*(?P<u>[a-z]+)", re.IGNORECASE)
 # First words a habit's verb cannot be ("is 5 km from the station").
 _NOT_HABITS = frozenset({"is", "has", "was", "lives", "works", "moved", "had"})
@@ -274,10 +403,29 @@ _NOT_HABITS = frozenset({"is", "has", "was", "lives", "works", "moved", "had"})
 def derive(content: str) -> Claim | None:
     """The claim of a canonical sentence, or None when the rules do not recognise it."""
     text = _LEAD.sub("", content.strip())  # "Every day the user runs 5 km."
+    home = _HOME.match(_TRAIL.sub("", text))
+    if home is not None and (home.group("c") or home.group("v")):
+        value = home.group("c") or re.sub(r"^in\s+", "", home.group("v"), flags=re.IGNORECASE)
+        return Claim(USER, "location", _clean(value), _polarity(value))
+    first = _thing_first(_TRAIL.sub("", text))
+    if first is not None:
+        return first
+    together = _WITH.match(text)
+    if together is not None:
+        rest = _TRAIL.sub("", text[together.end() :])
+        name = together.group("name")
+        couple = _couple(name, rest) if name else None
+        ended = _COUPLE.match(rest)
+        if not name and ended is not None and ended.group("end"):
+            return Claim(USER, "partner", "", NEGATED)  # "The user and their partner broke up"
+        return couple or _read(USER, _singular(rest))
     match = _SUBJECT.match(text)
     if match is None:
         return None
     who = match.group("who")
+    named = re.match(r"^is ([A-Z][\w-]*)\W*$", text[match.end() :])
+    if who and who.lower() in STAGES and named:  # "The user's boyfriend is Sam."
+        return Claim(USER, "partner", f"{named.group(1).lower()} ({STAGES[who.lower()]})")
     subject = f"user's {who.lower()}" if who else USER
     # The rest starts with the verb ("lives in Rome") or with "'s" ("'s home is in Berlin",
     # "'s birthday is May 3"): the patterns below take both.
@@ -285,7 +433,24 @@ def derive(content: str) -> Claim | None:
     return _read(subject, rest)
 
 
+_ADVERBS_FIRST = re.compile(
+    r"^(?:(?:just|recently|finally|officially|actually|really|truly|absolutely|totally|"
+    r"genuinely|honestly|now|still|also|even|definitely|secretly)\s+)+",
+    re.IGNORECASE,
+)
+
+
+# A correction names the old value after the new one ("is 36, not 35"): not a denial.
+_CORRECTED = re.compile(r",\s*(?:and\s+)?not\s+[^,]+$", re.IGNORECASE)
+_COPULA_ADVERB = re.compile(
+    r"^(?P<verb>is|are|has|have|works|lives)\s+(?:actually|really|now|in fact|still)\s+",
+    re.IGNORECASE,
+)
+
+
 def _read(subject: str, rest: str) -> Claim | None:
+    rest = _ADVERBS_FIRST.sub("", _CORRECTED.sub("", rest))
+    rest = _COPULA_ADVERB.sub(lambda m: f"{m['verb']} ", rest)
     polarity = _polarity(rest)
     email = _EMAIL.search(rest)
     if email is not None and re.search(r"\bemail|e-mail|reach", rest, re.IGNORECASE):
@@ -305,11 +470,22 @@ def _read(subject: str, rest: str) -> Claim | None:
     return _read_more(subject, rest, polarity)
 
 
+# Leaving an employer: "quit their job at Google", "was laid off from Siemens".
+_LEFT_JOB = re.compile(
+    r"^(?:has )?(?:quit|left|resigned from|was laid off from|got laid off from|was fired from|"
+    r"retired from)\s+(?:(?:their|his|her|a|the) )?(?:(?:old |former )?(?:job|position|role) "
+    r"(?:at|with) )?(?P<v>[A-Z][\w .&'-]*)$",
+)
+
+
 def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
+    if (found := _LEFT_JOB.match(rest)) is not None:
+        return Claim(subject, "employer", _clean(found.group("v")), NEGATED)
     if (found := _DIET.match(rest)) is not None:
         return Claim(subject, "diet", found.group("v").lower().replace(" ", "-"), polarity)
     if (found := _PARTNER.match(rest)) is not None:
-        return Claim(subject, "partner", found.group("v").lower(), AFFIRMED)
+        stage = STAGES[(found.group("state") or found.group("role") or "dating").lower()]
+        return Claim(subject, "partner", f"{found.group('v').lower()} ({stage})", AFFIRMED)
     if _SINGLE.match(rest):
         return Claim(subject, "partner", "", NEGATED)
     if (found := _HABIT_CHANGED.match(rest)) is not None:
@@ -328,12 +504,19 @@ def _read_more(subject: str, rest: str, polarity: str) -> Claim | None:
         others = frozenset({other}) if other and other != "anything else" else frozenset()
         value = _clean(found.group("v"))
         return Claim(subject, _preference(value, others), value, polarity, others)
+    if (found := _DRINKS.match(rest)) is not None and _clean(found.group("v")) in (
+        PREFERENCE_KINDS["drink"]
+    ):
+        # "always drinks tea in the morning": the drink the user takes, one at a time.
+        return Claim(subject, "prefers:drink", _clean(found.group("v")), polarity)
     if (found := _OFF.match(rest)) is not None:
         return Claim(subject, f"opinion:{_clean(found.group('v'))}", "positive", NEGATED)
     if (found := _EATS.match(rest)) is not None:
         eats = NEGATED if found.group("neg") else AFFIRMED
         return Claim(subject, f"eats:{found.group('v').lower()}", "yes", eats)
-    if (found := _OPINION.match(rest)) is not None:
+    if (found := _OPINION.match(rest)) is not None and not re.match(
+        r"(?:it|that|this|them|those|these)\b", found.group("v"), re.IGNORECASE
+    ):  # "loves it here": what "it" is was said elsewhere
         verb = found.group("verb").lower()
         feeling = "negative" if re.match(_NEGATIVE, verb) else "positive"
         thing = _clean(found.group("v"))

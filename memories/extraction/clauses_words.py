@@ -76,7 +76,10 @@ HEDGE_OPENERS = frozenset(
 )
 HEDGE_WORDS = re.compile(
     r"\b(?:might|maybe|perhaps|possibly|not sure|not 100%|we'll see|we will see|i think"
-    r"|leaning towards|kinda|sort of|considering|still discussing|undecided)\b",
+    r"|leaning towards|kinda|sort of|considering|still discussing|undecided"
+    # wishes (as in rules_words.SPECULATIVE): not (yet) so
+    r"|would love to|'d love to|dreams? of|dreaming of|someday|some day|if only|ideally"
+    r"|hopefully|i hope to|in an ideal world)\b",
     re.IGNORECASE,
 )
 # A subordinate opener that states a fact about the user, and the main clause it stands for.
@@ -184,8 +187,9 @@ INTENSIFIERS = _words("so really very super quite bit kinda pretty totally")
 # Words that make a clause about the user's things generic, not a memory by themselves.
 GENERIC = _words(
     """user user's the and that this with have has from they them their there then than what
-    when just really also very some been being into about over will would could should"""
-)
+    when just really also very some been being into about over will would could should
+    last next week weeks month months year years yesterday today tomorrow tonight ago"""
+)  # time words too: the rules write "last month" as a date, so they never match it
 
 # --- instructions to the assistant -----------------------------------------------------------
 INSTRUCTION_OPENERS = (

@@ -24,7 +24,12 @@ Three entry points, all pure:
     returns null for missing rows." survives.
   - ``fragment``: fewer than 3 words, no clause (``sentences.is_sentence``: subject + finite verb
     per an English verb lexicon, an auxiliary/modal, or an imperative), or an opening
-    conjunction ("and", "but", "because", "if", ...) with no main clause after a comma/"then".
+    conjunction ("and", "but", "because", "if", ...) with no main clause after a comma/"then",
+  or an elliptical reply of closed-class words only ("Never did really.", "Not anymore
+  though": ``sentences.is_elliptical``).
+
+  - ``unresolved_reference``: a verb about a pronoun and nothing else ("Use that from now
+    on.", "The user's team got another one."): what it means was said elsewhere.
 
 Known limits: English only; word lists, not a parser. Conditional inversion ("Should the build
 fail, roll back.") is recognised only for should/had/were with a comma.
@@ -35,7 +40,7 @@ from __future__ import annotations
 import re
 
 from memories.extraction.secrets import secret_reason
-from memories.extraction.sentences import is_sentence, split_sentences
+from memories.extraction.sentences import is_elliptical, is_sentence, is_vague, split_sentences
 from memories.extraction.types import Candidate, Source
 
 
@@ -196,7 +201,7 @@ def _is_fragment(content: str) -> bool:
         return True
     if words[0].lower() in _CONJUNCTIONS and not _MAIN_CLAUSE.search(content):
         return True
-    return not is_sentence(content)
+    return is_elliptical(content) or not is_sentence(content)
 
 
 def check(candidate: Candidate, source: Source) -> str | None:
@@ -216,4 +221,6 @@ def check(candidate: Candidate, source: Source) -> str | None:
         return "poison_value"
     if _is_fragment(content):
         return "fragment"
+    if is_vague(content):
+        return "unresolved_reference"
     return None

@@ -52,12 +52,17 @@ def _merge(regex_found: list[Candidate], classified: list[Candidate]) -> list[Ca
 
 def _without_restated(candidates: list[Candidate]) -> tuple[list[Candidate], list[Verdict]]:
     """Drop a plain fact that only restates a kept slot ("The user is a carpenter by trade"
-    beside role "carpenter"): the slot says it, and supersedes correctly when it changes."""
+    beside role "carpenter"): the slot says it, and supersedes correctly when it changes.
+    Drop too a candidate that names its topic only by a pronoun when another candidate of
+    the message says the same amounts in full ("The user has increased it to 10 km now."
+    beside "The user runs 10 km every morning now.")."""
     values = [_slot_value(c) for c in candidates if c.slot]
     keep: list[Candidate] = []
     dropped: list[Verdict] = []
     for candidate in candidates:
-        if candidate.kind == "fact" and _restates(candidate, values):
+        if (candidate.kind == "fact" and _restates(candidate, values)) or _said_in_full(
+            candidate, candidates
+        ):
             dropped.append(
                 Verdict(candidate=candidate, decision="rejected", reason="duplicate_candidate")
             )
@@ -107,6 +112,22 @@ def _restates(candidate: Candidate, values: list[frozenset[str]]) -> bool:
     return any(
         value and all(word in text for word in value) and len(words - value - _FILLER) <= 1
         for value in values
+    )
+
+
+_PRONOUN_TOPIC = re.compile(r"\b(?:it|that|this|them)\b", re.IGNORECASE)
+_AMOUNT = re.compile(r"\b\d+(?:[.,]\d+)?(?:\s*[a-z]+)?", re.IGNORECASE)
+
+
+def _said_in_full(candidate: Candidate, candidates: list[Candidate]) -> bool:
+    if candidate.slot or not _PRONOUN_TOPIC.search(candidate.content):
+        return False
+    amounts = [a.lower() for a in _AMOUNT.findall(candidate.content)]
+    return bool(amounts) and any(
+        other is not candidate
+        and not _PRONOUN_TOPIC.search(other.content)
+        and all(amount in other.content.lower() for amount in amounts)
+        for other in candidates
     )
 
 

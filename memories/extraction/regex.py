@@ -340,6 +340,15 @@ def _parse_location(sentence: str, match: re.Match[str]) -> list[_Hit]:
     return [_Hit("location", content, match.start(), end, CONFIDENCE["stated"])]
 
 
+_NOT_A_HOME = re.compile(rf"\b(?:{W.NOT_A_HOME})\b", re.IGNORECASE)
+
+
+def _household_move(sentence: str, match: re.Match[str]) -> list[_Hit]:
+    if _NOT_A_HOME.search(sentence):
+        return []
+    return _parse_location(sentence, match)
+
+
 def _employer_hit(sentence: str, pos: int, start: int) -> _Hit | None:
     phrase = _phrase(
         sentence,
@@ -524,7 +533,7 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         # age
         (
             ("i'm", "im", "i am"),
-            rf"{_I_AM}\s+(?P<value>\d{{1,3}}){_AGE_UNIT}{_AGE_END}",
+            rf"{_I_AM}\s+(?:actually\s+|really\s+|now\s+)?(?P<value>\d{{1,3}}){_AGE_UNIT}{_AGE_END}",
             _value_parser("age", "The user is {value} years old.", check=_valid_age),
         ),
         (
@@ -549,6 +558,22 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
             ("moved", "relocated"),
             rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:moved|relocated)\s+(?:back\s+|over\s+)?to\s+",
             _parse_location,
+        ),
+        # "Just settled into my new flat in Porto", "I moved into a new place in Oslo"
+        (
+            ("settled", "moved"),
+            rf"(?:^|\bI(?:'ve|\s+have)?\s+){_ADV}(?:settled|moved)\s+(?:in|into)\s+"
+            r"(?:(?:my|our|a|the)\s+(?:new\s+)?(?:flat|home|house|apartment|place)\s+in\s+)?"
+            r"(?=[A-Z])",
+            _parse_location,
+        ),
+        # "We just moved to Munich": the user's household moved, so the user lives there; not
+        # "we moved to Postgres" (a sentence about tools or work is the team's).
+        (
+            ("moved", "relocated"),
+            rf"(?:^|[,;]\s*|\b(?:and|so)\s+)[Ww]e(?:'ve|\s+have)?\s+{_ADV}(?:moved|relocated)\s+"
+            r"(?:back\s+|over\s+)?to\s+(?=[A-Z])",
+            _household_move,
         ),
         # employer
         (
@@ -648,6 +673,20 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("joined",),
             rf"\bI(?:'ve|\s+have)?\s+{_ADV}joined\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        # "I got a job at Stripe", "I've landed a new role with Atlassian"
+        (
+            ("job", "role", "position"),
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:got|landed)\s+(?:a\s+)?(?:new\s+)?"
+            r"(?:job|role|position)\s+(?:at|with)\s+(?=[A-Z])",
+            _parse_employer,
+        ),
+        # "I left Google and joined Stripe", "I quit Oracle to join SAP": the new employer.
+        (
+            ("join",),
+            rf"\bI(?:'ve|\s+have)?\s+{_ADV}(?:left|quit)\s+[A-Z][^,.;!?]{{0,40}}?\s+"
+            r"(?:and|to)\s+(?:then\s+|now\s+)?(?:joined|join)\s+(?=[A-Z])",
             _parse_employer,
         ),
         (
@@ -811,6 +850,15 @@ _EXTRACTORS: tuple[tuple[tuple[str, ...], re.Pattern[str], Parser], ...] = tuple
         (
             ("@",),
             r"(?:\b(?:my|me)\b[^.;!?\n@]{0,40}?|\b(?:e-?mail|mail)\s*:\s*|\bcontact\s*:[^\n@]{0,40}?)"
+            rf"(?P<value>{_EMAIL})",
+            _value_parser("email", "The user's email is {value}."),
+        ),
+        # "Use ann@new.example from now on", "I've switched to a new address: raj@work.example"
+        (
+            ("@",),
+            r"(?:\b(?:please\s+)?use\s+(?=\S+@\S+\s+(?:from\s+now\s+on|instead|going\s+forward|"
+            r"for\s+(?:me|everything)))|\b(?:new|updated|current|different)\s+(?:e-?mail\s+)?"
+            r"address\s*(?:is|:)?\s*|\bswitched\s+(?:my\s+e-?mail\s+)?to\s+(?=\S+@))<?"
             rf"(?P<value>{_EMAIL})",
             _value_parser("email", "The user's email is {value}."),
         ),

@@ -53,6 +53,14 @@ NAME_CONNECTORS = _words("van von de da del di du le la bin ibn al ter ten")
 # Lower-case words inside an employer's name ("Bank of America", "Procter & Gamble").
 EMPLOYER_CONNECTORS = _words("of de &")
 # "I live in peace": states, not places.
+# What a team moves to that is no place to live ("we moved to Postgres", "... to the cloud").
+NOT_A_HOME = (
+    r"database|db|cloud|server|servers|cluster|stack|framework|library|platform|provider|vendor"
+    r"|version|release|backend|frontend|repo|repository|branch|service|services|api|app|tool"
+    r"|tools|team|office|offices|headquarters|hq|sprint|project|codebase|pipeline|postgres\w*"
+    r"|mysql|aws|azure|gcp|docker|kubernetes|k8s|python|rust|go|java|typescript|react|slack"
+    r"|jira|linear|github|gitlab|notion"
+)
 LOCATION_BLOCK = _words(
     """
     peace fear hope sin denial harmony luxury poverty comfort style hell heaven bliss dread
@@ -98,6 +106,7 @@ NOT_NAMES = DEMONYMS | _words(
     secret private irrelevant unimportant unknown long complicated hard weird funny unusual
     common rare spelled spelt pronounced nice cool awesome fantastic wonderful okay yes no
     anonymous nobody someone everyone the a it
+    pescatarian pescetarian flexitarian fruitarian omnivore carnivore keto paleo teetotal sober
     """
 )
 # Occupations: the head noun of a role ("I'm a nurse", "senior data scientist").
@@ -159,7 +168,7 @@ TRIGGER_ADVERBS = (
     r"presently|remotely"
 )
 # Words that may follow an age ("I'm 34 and ...", "I'm 34 this year").
-AGE_END_WORDS = r"and|but|so|now|btw|lol|too|myself|already|though|this\s+year"
+AGE_END_WORDS = r"and|but|so|now|btw|lol|too|myself|already|though|this\s+year|today"
 # Personal pronouns, the parts of "she/her", "they/them".
 PRONOUNS = (
     r"she|her|hers|he|him|his|they|them|theirs|xe|xem|xir|ze|zir|hir|ey|em|eir|fae|faer|"

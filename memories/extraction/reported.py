@@ -13,12 +13,22 @@ What counts as reported (by structure, not by topic):
   translating, quoting, a story, a character, an example, a template ...), up to the end of
   its paragraph;
 - a *framed sentence*: one opening with a fiction or hypothesis frame ("In my story",
-  "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were");
+  "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were"),
+  or a counterfactual ("If I had more money, I would ..."), or someone else's account
+  ("According to my sister, I'm a terrible cook");
 - *quoted* words: three or more words inside double, single or typographic quotes;
-- everything before a *retraction* ("jk", "just kidding", "only joking"): the user took
-  it back ("no kidding" is emphasis, not a retraction).
+- everything before a *retraction* ("jk", "just kidding", "only joking", a closing "/s"):
+  the user took it back ("no kidding" is emphasis, not a retraction);
+- a *sarcastic* sentence: a mocking opener ("Oh sure", "Yeah right", "As if"), a weaker
+  opener ("Sure,", "Yeah, because", "Right, and") with a mock intensifier in the same
+  sentence ("totally", "obviously", "secretly", "of course"), a tail that says the
+  opposite ("..., said no one ever"), or the sentence a lone "Not." takes back;
+- a *paste*: a fenced code block, a traceback (to the end of its paragraph), and lines
+  that read as logs or code (a leading timestamp or log level, an exception line, a stack
+  frame, a JSON object, a statement such as ``user.city = 'Oslo'`` or ``print('...')``).
 
-Known limits: English frames only; reported speech without a colon or quotes ("she said
+Known limits: English frames only; sarcasm without a marker ("I'm the Pope") is taken at
+its word; reported speech without a colon or quotes ("she said
 she lives in Rome") is left to the third-person checks of each stage.
 """
 
@@ -41,11 +51,22 @@ _FRAMED_PASSAGE = re.compile(
     rf"(?im)(?:^|(?<=[.!?]\s))[^.!?:\n]{{0,160}}\b(?:{_FRAME_WORDS})\b[^.!?:\n]{{0,80}}:"
     r"(?P<passage>[^\n]*(?:\n(?!\s*\n)[^\n]*)*)"
 )
+# "New email: ann@new.example" is a contact detail under a label, not an email quoted.
+_CONTACT_LABEL = re.compile(
+    r"\s*(?:(?:my|new|updated|current|work|personal|main|primary|private)\s+)*"
+    r"e-?mail(?:\s+address)?\s*$",
+    re.IGNORECASE,
+)
 _FRAMED_SENTENCE = re.compile(
     r"(?im)(?:^|(?<=[.!?:]\s)|(?<=\n))\s*(?P<passage>(?:in\s+(?:my|the|a|our|this)\s+"
     r"(?:story|novel|book|script|screenplay|poem|game|dream|fiction|fanfic|campaign|"
     r"roleplay|scenario|example)|imagine|pretend|suppose|supposing|hypothetically|"
-    r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character)\b[^.!?\n]*[.!?]?)"
+    r"what\s+if|let'?s\s+say|if\s+i\s+were|say\s+i\s+was|my\s+character"
+    r"|according\s+to\s+(?!me\b|my\s+(?:records|notes|calendar|doctor)\b)"
+    # a counterfactual: "If I won the lottery I'd move to Oslo", "If I had more money, I
+    # would buy a flat" (an open condition, "If I'm late I'll call", is not one)
+    r"|(?:even\s+)?if\s+(?:i|we)\b(?=[^.!?\n]*(?:\bwould\b|\bcould\b|\bmight\b|'d\b)))"
+    r"\b[^.!?\n]*[.!?]?)"
 )
 _QUOTES = re.compile(
     r"\"(?P<a>[^\"\n]+)\"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb"
@@ -54,6 +75,50 @@ _QUOTES = re.compile(
 )
 _RETRACTION = re.compile(
     r"(?i)(?<!no )\b(?:jk|j/k|just\s+kidding|just\s+joking|only\s+joking|kidding\s+aside)\b"
+    r"|(?<![\w/])/s\b(?=\W*$)"
+)
+# Sarcasm, by its markers (English): the sentence says the opposite of what it means.
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|(?=\n)|$)")
+_MOCKING_OPENER = re.compile(
+    r"^\W*(?:(?:oh|ah)\s+(?:sure|totally|absolutely|of\s+course|yeah\s*,?\s*right)\b"
+    r"|(?:yeah|yea|yah|sure)\s*,?\s*right\b|as\s+if\b)",
+    re.IGNORECASE,
+)
+_WEAK_OPENER = re.compile(
+    r"^\W*(?:oh\s+)?(?:sure|yeah|right|great|because)\b\s*[,!.]?\s*"
+    r"(?:(?:and|because)\b)?",
+    re.IGNORECASE,
+)
+_MOCK_INTENSIFIER = re.compile(
+    r"\b(?:totally|obviously|clearly|secretly|naturally)\b",
+    re.IGNORECASE,
+)
+_OPPOSITE_TAIL = re.compile(
+    r"\b(?:said\s+no\s*(?:one|body)\s+ever|yeah,?\s+right|as\s+if)\W*$", re.IGNORECASE
+)
+_TAKEN_BACK = re.compile(r"^\W*not\s*[.!]+\W*$", re.IGNORECASE)
+# Pastes: code and logs are not the user speaking.
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_TRACEBACK = re.compile(
+    r"(?m)^[ \t]*Traceback \(most recent call last\):.*?(?=\n[ \t]*\n|\Z)", re.S
+)
+_LEVELS = r"ERROR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL"
+_PASTED_LINE = re.compile(
+    r"(?m)^[ \t]*(?:"
+    r"\[?\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}"  # 2024-05-01 12:00:03 ...
+    r"|\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s"  # 12:00:03 ...
+    # [ERROR] ..., ERROR:root:..., ERROR app.views: ... ("WARNING: I'm allergic" is the user)
+    rf"|\[(?:{_LEVELS})\]|(?:{_LEVELS}):[\w.]+:|(?:{_LEVELS})\s+\w+(?:\.\w+)+:?\s"
+    r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s"  # ValueError: ...
+    r"|File \"[^\"\n]+\", line \d+"  # a Python stack frame
+    r"|at [\w.$<>]+\([\w.:]*\)"  # a Java/JS stack frame
+    r"|[{\[]\s*\"[^\"\n]*\"\s*:"  # {"name": ...
+    r"|(?:>>>|\$)\s+\S"  # a prompt
+    r"|(?:def|class)\s+\w+\s*[(:]|import\s+[\w.]+\s*$|from\s+[\w.]+\s+import\s"
+    r"|(?:const|let|var)\s+\w+\s*=|function\s*\w*\s*\("
+    r"|[\w.\[\]'\"]+\.\w+\s*=\s*\S"  # user.city = ...
+    r"|\w+(?:\.\w+)*\(['\"]"  # print('...
+    r").*$"
 )
 
 
@@ -62,7 +127,8 @@ def reported_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every reported span of ``text``, merged, in order."""
     spans: list[tuple[int, int]] = []
     for match in _FRAMED_PASSAGE.finditer(text):
-        spans.append(match.span("passage"))
+        if not _CONTACT_LABEL.match(text, match.start(), match.start("passage") - 1):
+            spans.append(match.span("passage"))
     for match in _FRAMED_SENTENCE.finditer(text):
         spans.append(match.span("passage"))
     for match in _QUOTES.finditer(text):
@@ -72,7 +138,41 @@ def reported_spans(text: str) -> list[tuple[int, int]]:
     retractions = list(_RETRACTION.finditer(text))
     if retractions:
         spans.append((0, retractions[-1].end()))
+    spans.extend(_sarcastic(text))
+    spans.extend(_pasted(text))
     return _merged(spans)
+
+
+def _sarcastic(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    previous: tuple[int, int] | None = None
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group()
+        if not sentence.strip():
+            continue
+        if _TAKEN_BACK.match(sentence) and previous is not None:
+            spans.append((previous[0], match.end()))  # "I just LOVE Mondays. Not."
+        elif (
+            _MOCKING_OPENER.match(sentence)
+            or _OPPOSITE_TAIL.search(sentence)
+            or _weak_but_mocking(sentence)
+        ):
+            spans.append(match.span())
+        previous = match.span()
+    return spans
+
+
+def _weak_but_mocking(sentence: str) -> bool:
+    """ "Sure, I totally speak twelve languages": a weak opener, then a mock intensifier."""
+    opener = _WEAK_OPENER.match(sentence)
+    return opener is not None and _MOCK_INTENSIFIER.search(sentence, opener.end()) is not None
+
+
+def _pasted(text: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _FENCE.finditer(text)]
+    spans += [m.span() for m in _TRACEBACK.finditer(text)]
+    spans += [m.span() for m in _PASTED_LINE.finditer(text)]
+    return spans
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

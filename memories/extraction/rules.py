@@ -58,7 +58,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memories.extraction import clauses_words as LW  # the list-heading patterns, shared
+from memories.extraction import regex_words as RW
 from memories.extraction import rules_words as W
+from memories.extraction.claims import NUMBER_WORDS
 from memories.extraction.classify import (
     clean_tags,
     clip_title,
@@ -241,7 +243,7 @@ def _classify_sentence(sentence: str, now: datetime) -> list[Candidate]:
     if sentence.rstrip().endswith("?") or _QUESTION_START.match(_strip_lead(sentence)):
         return []
     confidence = _sentence_confidence(sentence)
-    body = _strip_lead(sentence)
+    body = _time_lead_last(_strip_lead(sentence))
     workflow = _workflow(body, confidence)
     if workflow is not None:
         return [workflow]
@@ -250,7 +252,44 @@ def _classify_sentence(sentence: str, now: datetime) -> list[Candidate]:
         candidate = _classify_clause(clause, _Context(confidence, now))
         if candidate is not None:
             out.append(candidate)
+            state = _state_begun(candidate)
+            if state is not None:
+                out.append(state)
     return out
+
+
+# An event that begins a lasting state also states it: "Sam and I got married in June" is
+# an episode, and the user is married to Sam from then on (a fact, which replaces "engaged").
+_BEGUN = re.compile(
+    r"^The user (?:and (?P<a>[A-Z][\w-]*) )?(?:just |finally |recently )?got "
+    r"(?P<state>married|engaged)(?: to (?P<b>[A-Z][\w-]*))?\b"
+)
+
+
+def _state_begun(candidate: Candidate) -> Candidate | None:
+    found = _BEGUN.match(candidate.content) if candidate.kind == "episode" else None
+    if found is None or not (found["a"] or found["b"]) or (found["a"] and found["b"]):
+        return None
+    content = f"The user is {found['state']} to {found['a'] or found['b']}."
+    return _fact(content, "family", candidate.confidence, importance="significant")
+
+
+# "These days I prefer tea": a time said first is read last ("I prefer tea these days"), so
+# the clause opens with its subject as the rules expect.
+_TIME_LEAD = re.compile(
+    r"^(?P<when>these days|nowadays|lately|currently|at the moment|right now|this year|"
+    r"for now|since then|as of (?:today|now))\s*,?\s+(?=(?:i|we|my|our)\b)",
+    re.IGNORECASE,
+)
+
+
+def _time_lead_last(text: str) -> str:
+    found = _TIME_LEAD.match(text)
+    if found is None:
+        return text
+    rest = text[found.end() :].rstrip()
+    end = rest[-1] if rest[-1:] in ".!" else ""
+    return f"{rest.rstrip('.!')} {found['when'].lower()}{end}"
 
 
 def _sentence_confidence(sentence: str) -> float:
@@ -279,6 +318,7 @@ _WORKFLOW_HEADING = re.compile(
     r"(?:\s+(?:for|to|when)\s+[^:]{1,60})?\s*(?:is|are)?\s*:\s*\S",
     re.IGNORECASE,
 )
+_ONE_STATEMENT = re.compile(r"^\s*(?:i|we)\b[^,;]*$", re.IGNORECASE)
 _WORKFLOW_OPENER = re.compile(r"^(?:to|for|when|whenever|before|after|if|once)\b", re.I)
 _STEP_WORDS = re.compile(r"\b(?:first|then|next|after that|afterwards)\b", re.IGNORECASE)
 _STYLE = re.compile(rf"\b(?:{W.STYLE_CUES})\b", re.IGNORECASE)
@@ -343,6 +383,9 @@ def _workflow(sentence: str, confidence: float) -> Candidate | None:
     """Ordered steps in one sentence: a "process is:" heading, "to X, first A, then B",
     or "<label>: A, B, then C"."""
     if _WORKFLOW_HEADING.match(sentence):
+        body = sentence.split(":", 1)[1]
+        if _ONE_STATEMENT.match(body):
+            return None  # "My routine: I run 5 km every morning" is a habit, not steps
         return _procedure("workflow", sentence, confidence)
     labelled = _LABELLED_STEPS.match(sentence)
     label = sentence.split(":", 1)[0]
@@ -501,11 +544,51 @@ def _classify_clause(clause: str, ctx: _Context) -> Candidate | None:
         if found is not None:
             return found
     return (
-        _episode(clause, ctx)
+        _counted_at_home(clause, ctx.confidence)
+        or _episode(clause, ctx)
         or _relation_fact(clause, ctx.confidence)
         or _first_person_fact(clause, ctx.confidence)
         or _preference_shapes(clause, ctx.confidence)
         or (_remembered_fact(clause, ctx.confidence) if remembered else None)
+    )
+
+
+# "There are three cats in our house": how many the user (and their family) have.
+_THERE_ARE = re.compile(
+    r"^(?:now\s+|so\s+)?there\s+(?:are|is)\s+(?:now\s+)?(?P<n>\d+|(?:"
+    + "|".join(w for w in NUMBER_WORDS if len(w) > 2)
+    + r"))\s+(?P<thing>[a-z]+)\s+(?:in|at)\s+(?P<whose>my|our)\s+"
+    r"(?:house|home|flat|apartment|household|family|life|place)\b",
+    re.IGNORECASE,
+)
+
+
+# "so three dogs now", "it's three cats, not two": a count of the household said without a
+# verb, after "we got another one" or a correction; what is counted must be the household's.
+_BARE_COUNT = re.compile(
+    r"(?:^|,\s*)(?:(?:so|and|now|that's|that makes|it's|it is|make that|we're at|we are at)\s+)*"
+    r"(?P<n>\d+|(?:" + "|".join(w for w in NUMBER_WORDS if len(w) > 2) + r"))\s+"
+    r"(?P<thing>kids|children|daughters|sons|dogs|cats|puppies|kittens|pets|cars|bikes|"
+    r"bicycles|horses|rabbits|birds|fish|grandchildren|grandkids)"
+    r"(?:\s+(?:now|in total|altogether))?(?:,?\s*not\s+\w+)?$",
+    re.IGNORECASE,
+)
+
+
+def _counted_at_home(clause: str, confidence: float) -> Candidate | None:
+    bare = _BARE_COUNT.search(clause)
+    if bare is not None:
+        content = f"The user has {bare['n'].lower()} {bare['thing'].lower()}."
+        return _candidate(
+            "fact", content, importance="significant", confidence=confidence, tags=["family"]
+        )
+    found = _THERE_ARE.match(clause)
+    if found is None:
+        return None
+    who = "The user has" if found["whose"].lower() == "my" else "The user and their family have"
+    content = f"{who} {found['n'].lower()} {found['thing'].lower()}."
+    return _candidate(
+        "fact", content, importance="significant", confidence=confidence, tags=["family"]
     )
 
 
@@ -530,7 +613,16 @@ _SUBJECTLESS = re.compile(r"^(?:(?:just|finally|recently|officially)\s+)?([a-z]+
 _MILESTONES = re.compile(rf"\b(?:{W.MILESTONES})\b", re.IGNORECASE)
 
 
+_USED_TO_FEEL = re.compile(
+    r"^(?:i|we)\s+used\s+to\s+(?:really\s+)?(?:love|like|enjoy|hate|dislike|adore|prefer)\b",
+    re.IGNORECASE,
+)
+
+
 def _episode(clause: str, ctx: _Context) -> Candidate | None:
+    if _USED_TO_FEEL.match(clause):
+        # "I used to love jazz": a feeling that held, not an event (no action to date).
+        return _fact(clause, _topic_tag(clause) or "preference", ctx.confidence, importance=None)
     subject, verb = _past_event(clause)
     if subject is None:
         return None
@@ -676,6 +768,12 @@ _TRANSIENT = re.compile(
     rf"^(?:so |really |very |a bit |kind of |super |quite |feeling )*(?:{W.TRANSIENT_STATES})\b",
     re.IGNORECASE,
 )
+# "I'm in a bad mood today": a state said of today only passes ("as of today" starts one).
+_PASSING_TIME = re.compile(
+    r"(?<!\bof )(?<!\bfrom )(?<!\bsince )(?<!\bstarting )\b(?:today|tonight|"
+    r"this (?:morning|afternoon|evening)|right now|rn|atm)\W*$",
+    re.IGNORECASE,
+)
 _NOT_ANYMORE_COPULA = re.compile(r"\b(is|are) not (.+?)\s+any ?more\b", re.IGNORECASE)
 _NOT_ANYMORE_VERB = re.compile(r"\bdoes not (\w+)(.*?)\s+any ?more\b", re.IGNORECASE)
 
@@ -787,7 +885,7 @@ def _copula_fact(clause: str, rest: list[str], confidence: float) -> Candidate |
     complement = " ".join(words)
     if not complement:
         return None
-    if _TRANSIENT.match(complement):
+    if _TRANSIENT.match(complement) or _PASSING_TIME.search(complement):
         return _candidate(
             "fact",
             _sentence_case(_third_person(clause)),
@@ -846,10 +944,19 @@ def _verb_fact(clause: str, verb: str, rest: list[str], confidence: float) -> Ca
     return None
 
 
+_TASKS_LEFT = re.compile(
+    r"\bto\s+(?:do|finish|write|read|grade|review|fix|submit|complete|make|prepare|send|"
+    r"answer)\b|\b(?:left|due)\b(?!\s+(?:handed|hand))",
+    re.IGNORECASE,
+)
+
+
 def _have_fact(clause: str, rest: list[str], confidence: float) -> Candidate | None:
     if rest[:1] and (rest[0] == "been" or _is_participle(rest[0])):
         # "I have been playing piano for 20 years", "I have never owned a car": experience
         return _fact(clause, _topic_tag(clause) or "experience", confidence, importance=None)
+    if _TASKS_LEFT.search(clause):
+        return None  # "I have six write-ups to do": work for today, not something owned
     if rest[:1] and rest[0] in W.HAVE_OBJECTS:  # "I have two kids", "I have type 1 diabetes"
         return _fact(clause, _topic_tag(clause) or "personal", confidence, importance=None)
     return None  # "I have a question", "I have to go" and the like say nothing lasting
@@ -900,6 +1007,21 @@ _COMPOUND_SUBJECT = re.compile(
 _FAMILY_OUR = re.compile(rf"\bour\s+(?=(?:[\w-]+\s+)?(?:{W.RELATIONS})\b)", re.IGNORECASE)
 # "We" is a household, not a team, when the sentence is about home life.
 _HOUSEHOLD = re.compile(rf"\b(?:{W.HOUSEHOLD})\b", re.IGNORECASE)
+# "We moved to Munich": a household moves to a place ("we moved to Postgres" is the team's).
+_HOUSEHOLD_MOVE = re.compile(r"\b(?:moved|relocated|moving)\s+(?:back\s+|over\s+)?to\s+[A-Z]")
+_NOT_A_HOME = re.compile(rf"\b(?:{RW.NOT_A_HOME})\b", re.IGNORECASE)
+
+
+# "We got married in June": the couple, not the whole family.
+_COUPLE = re.compile(
+    r"\b(?:married|engaged|wedding|honeymoon|anniversary|dating|broke up|split up)\b", re.I
+)
+
+
+def _is_household(text: str) -> bool:
+    return bool(_HOUSEHOLD.search(text)) or bool(
+        _HOUSEHOLD_MOVE.search(text) and not _NOT_A_HOME.search(text)
+    )
 
 
 def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> str:
@@ -912,7 +1034,8 @@ def _third_person(text: str, *, past: bool = False, plural_we: bool = False) -> 
     state = {
         "user": False,
         "team": False,
-        "family": bool(_HOUSEHOLD.search(text)),
+        "family": _is_household(text),
+        "couple": bool(_COUPLE.search(text)),
         "plural": plural_we,
     }
     compound = _COMPOUND_SUBJECT.search(text)
@@ -945,15 +1068,18 @@ def _swap_pronoun(word: str, state: dict[str, bool]) -> str:
         }[word]
     first = not state["team"]
     state["team"] = True
-    group = "family" if state["family"] else "team"
+    group = "partner" if state.get("couple") else "family" if state["family"] else "team"
     if word == "we":
-        if first and state["plural"]:
+        # A household's "we" includes the user ("we have two cats": the user has them);
+        # a team's is the team.
+        if first and (state["plural"] or state["family"] or state.get("couple")):
             return f"the user and their {group}"
         return f"\x00the user's {group}" if first else "they"
+    owner = "couple" if group == "partner" else group
     return {
-        "us": f"the {group}" if first else "them",
-        "our": f"the {group}'s" if first else "their",
-        "ours": f"the {group}'s" if first else "theirs",
+        "us": f"the {owner}" if first else "them",
+        "our": f"the {owner}'s" if first else "their",
+        "ours": f"the {owner}'s" if first else "theirs",
         "ourselves": "themselves",
     }[word]
 

@@ -39,6 +39,7 @@ LEAD_MARKERS = (
     r"hi|hey|hello|ok|okay|so|well|oh|ah|also|and|but|plus|btw|by the way|actually"
     r"|honestly|frankly|lol|haha|fyi|just so you know|quick context|scratch that|sorry"
     r"|oh wait|anyway|anyways|i meant|i mean|to be honest|tbh|for the record|good question"
+    r"|oops|whoops|my bad|my mistake"
     r"|from now on|going forward|in future|in the future"
 )
 # Openers that also begin real sentences ("No merges after 4pm"): dropped only before punctuation.
@@ -50,9 +51,18 @@ LEAD_MARKERS_WITH_PUNCTUATION = (
 SPECULATIVE = (
     r"might|maybe|perhaps|possibly|not sure|unsure|considering|thinking (?:about|of)"
     r"|i guess|i suppose|(?<!\bin )(?<!\bon )may(?!\s+\d)|could"
+    # wishes: what the user would love, dreams of or hopes for is not (yet) so
+    r"|would love to|'d love to|dreams? of|dreaming of|someday|some day|if only|ideally"
+    r"|hopefully|i hope to|in an ideal world|one day (?:i'll|i will|i'd|i would|i want)"
 )
 # Hedges that make a sentence likely but not certain ("probably", "I think").
-LIKELY = r"probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to"
+LIKELY = (
+    r"probably|likely|i think|i believe|kind of|sort of|planning|plan to|going to"
+    # a change of something named only by a pronoun ("I've increased it to 10 km"): what
+    # changed was said elsewhere, so a person confirms it before it is believed
+    r"|(?:increased|decreased|raised|cut|upped|reduced|changed|doubled|halved|bumped|dropped"
+    r"|lowered)\s+(?:it|that|this|them)\s+(?:up\s+|down\s+)?to"
+)
 # Words that open a question ("What ...", "How ...").
 QUESTION_WORDS = r"what|where|who|whom|whose|why|which|how"
 # Auxiliaries that open a yes/no question ("Do you ...", "Is it ...") ...
@@ -258,8 +268,10 @@ OPINION_VERDICTS = (
     r"|terrible|awful|delicious|my jam|life|unbearable|fantastic"
 )
 # What "I have" a lasting fact with ("I have two kids", "I have type 1 diabetes").
-HAVE_OBJECTS = frozenset({"a", "an", "no", "any", "two", "three", "type"}) | frozenset(
-    str(n) for n in range(2, 21)
+HAVE_OBJECTS = (
+    frozenset({"a", "an", "no", "any", "type"})
+    | frozenset(str(n) for n in range(2, 21))
+    | _words("two three four five six seven eight nine ten eleven twelve several")
 )
 # Importance of a fact by health words, the first found ("standard" if none).
 IMPORTANCE_STEMS = (
@@ -285,8 +297,8 @@ NOT_PAST_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "proceed", "
 IRREGULAR_3RD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
 # Home-life words: "we" is the user's family, not their team.
 HOUSEHOLD = (
-    r"kids?|children|baby|daughter|son|dog|cat|puppy|pets?|house|flat|apartment|home"
-    r"|married|wedding|honeymoon|garden|car"
+    r"kids?|children|bab(?:y|ies)|daughters?|sons?|dogs?|cats?|pupp(?:y|ies)|kittens?|pets?"
+    r"|house|flat|apartment|home|married|wedding|honeymoon|garden|cars?|bikes?|engaged"
 )
 
 # --- building candidates ------------------------------------------------------------------------

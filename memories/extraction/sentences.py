@@ -338,6 +338,49 @@ def is_sentence(text: str) -> bool:
     )
 
 
+# Words that add nothing to an auxiliary left alone ("never did really", "not anymore though").
+_ELLIPSIS_FILLERS = _words("""
+    too either neither though anymore any more longer really truly honestly indeed much very
+    well some yes yeah yep nope nah ok okay maybe perhaps quite lol either way user user's
+    """)
+
+
+def is_elliptical(text: str) -> bool:
+    """Whether ``text`` is an elliptical reply with nothing of its own to say: closed-class
+    words only ("Never did really.", "Not anymore though, and then some.", "The user does
+    too."), so what it is about is in another sentence, or nowhere."""
+    lowers = [t.lower().replace("\u2019", "'") for t in _tokens(text) if t not in _BREAK]
+    return bool(lowers) and all(
+        word in _CLOSED_CLASS or word in _ELLIPSIS_FILLERS for word in lowers
+    )
+
+
+_REFERENCES = _words("it that this them those these one ones so")
+_USER_SUBJECT = re.compile(r"^\W*the\s+user(?:'s\s+(?:team|family))?\b", re.IGNORECASE)
+_TIME_WORDS = _words("""
+    today tonight tomorrow yesterday week weekend month year now on forward going
+    """)
+
+
+def is_vague(text: str) -> bool:
+    """Whether ``text`` says only a verb about a pronoun it never resolves ("Use that from
+    now on.", "The user's team got another one.", "The user loves it."): what "that" or
+    "one" is was in another sentence, and the memory alone would mean nothing."""
+    lowers = [
+        t.lower().replace("\u2019", "'")
+        for t in _tokens(_USER_SUBJECT.sub("", text))
+        if t not in _BREAK
+    ]
+    if not any(word in _REFERENCES for word in lowers):
+        return False
+    content = [
+        word
+        for word in lowers
+        if word not in _CLOSED_CLASS and word not in _ELLIPSIS_FILLERS and word not in _TIME_WORDS
+    ]
+    return len(content) <= 1
+
+
 # A sentence ends at ., ! or ? before a space, or at a line break. Abbreviations split too
 # ("Dr. Smith"): the callers count questions and statements, which a split phrase still
 # reads as or as neither; the extraction stages that cut facts out keep their own splitters.

@@ -44,7 +44,15 @@ from memories.extraction.claims import AFFIRMED, NEGATED, PAST, Claim, derive
         ("The user has two kids.", "user", "count:child", "2", AFFIRMED),
         ("The user is a parent of two children.", "user", "count:child", "2", AFFIRMED),
         ("The user has three cats now.", "user", "count:cat", "3", AFFIRMED),
-        ("The user is engaged to Sam.", "user", "partner", "sam", AFFIRMED),
+        # The stage is part of the value: "married" replaces "engaged" (issue 28).
+        ("The user is engaged to Sam.", "user", "partner", "sam (engaged)", AFFIRMED),
+        ("The user's boyfriend is Sam.", "user", "partner", "sam (dating)", AFFIRMED),
+        ("The user and Sam got married in June.", "user", "partner", "sam (married)", AFFIRMED),
+        ("The user and Sam broke up last month.", "user", "partner", "sam", NEGATED),
+        ("Home for the user is Lisbon.", "user", "location", "lisbon", AFFIRMED),
+        ("The user calls Lisbon home.", "user", "location", "lisbon", AFFIRMED),
+        ("The user and their family have two cats.", "user", "count:cat", "2", AFFIRMED),
+        ("The user and their family are up to three cats now.", "user", "count:cat", "3", AFFIRMED),
         ("The user's sister's birthday is May 3.", "user's sister", "birthday", "may 3", AFFIRMED),
         ("The user's sister lives in Rome.", "user's sister", "location", "rome", AFFIRMED),
         ("The user prefers coffee over tea now.", "user", "prefers:drink", "coffee", AFFIRMED),
@@ -134,6 +142,10 @@ def test_different_subjects_are_never_the_same_thing() -> None:
         ("The user's home is in Berlin, Germany.", "The user lives in Berlin.", False),  # restates
         ("The user lives in Rome.", "The user's sister lives in Rome.", False),
         ("The user is dating Sam now.", "The user is single at the moment.", True),
+        ("The user is married to Sam.", "The user is engaged to Sam.", True),
+        ("The user and Sam broke up last month.", "The user's boyfriend is Sam.", True),
+        ("The user and Sam broke up last month.", "The user is dating Alex.", False),
+        ("The user lives in Munich.", "Home for the user is Berlin.", True),
     ],
 )
 def test_which_claims_replace_which(new: str, old: str, conflicts: bool) -> None:
@@ -158,3 +170,83 @@ def test_a_claim_fits_its_columns_however_long_the_sentence() -> None:
 
     assert len(stored_value(long)) <= 255
     assert claim("The user likes " + "x" * 1000 + ".").attribute == ("opinion:" + "x" * 1000)[:120]
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute", "value"),
+    [
+        ("The user is loving life in Munich so far.", "location", "munich"),
+        ("The user has lived in Berlin their whole life.", "location", "berlin"),
+        ("The user settled into a new flat in Porto.", "location", "porto"),
+        ("The user always drinks tea in the morning.", "prefers:drink", "tea"),
+        ("The user and their family have got two kids at home.", "count:child", "2"),
+    ],
+)
+def test_more_phrasings_of_a_home_a_drink_and_a_count(
+    content: str, attribute: str, value: str
+) -> None:
+    found = derive(content)
+    assert found is not None
+    assert (found.attribute, found.value) == (attribute, value)
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute", "value", "polarity"),
+    [
+        ("The user actually loves jazz now.", "opinion:jazz", "positive", AFFIRMED),
+        ("The user has grown to love opera.", "opinion:opera", "positive", AFFIRMED),
+        ("The user is no longer into chess.", "opinion:chess", "positive", NEGATED),
+        ("Jazz is the user's favourite thing to do.", "opinion:jazz", "positive", AFFIRMED),
+        ("Chess is no longer the user's thing.", "opinion:chess", "positive", NEGATED),
+        ("Tea is the user's drink of choice.", "prefers:drink", "tea", AFFIRMED),
+        ("The user's go-to drink is coffee.", "prefers:drink", "coffee", AFFIRMED),
+        ("The user is more of a tea person.", "prefers:drink", "tea", AFFIRMED),
+        ("The user's favourite colour is blue.", "favourite:colour", "blue", AFFIRMED),
+    ],
+)
+def test_more_phrasings_of_a_like_and_a_preference(
+    content: str, attribute: str, value: str, polarity: str
+) -> None:
+    found = derive(content)
+    assert found is not None
+    assert (found.attribute, found.value, found.polarity) == (attribute, value, polarity)
+
+
+def test_a_pronoun_is_no_thing_to_have_an_opinion_of() -> None:
+    assert derive("It is the user's favourite.") is None
+
+
+@pytest.mark.parametrize(
+    "content", ["The user's home is a small flat.", "Home for the user is where the heart is."]
+)
+def test_a_home_that_is_no_place_is_no_location(content: str) -> None:
+    assert derive(content) is None
+
+
+def test_the_user_and_someone_living_somewhere_is_where_the_user_lives() -> None:
+    found = derive("The user and Sam live in Oslo.")
+    assert found is not None
+    assert (found.subject, found.attribute, found.value) == ("user", "location", "oslo")
+
+
+def test_an_opinion_of_a_pronoun_claims_nothing() -> None:
+    assert derive("The user loves it here in Lisbon.") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute", "value", "polarity"),
+    [
+        ("The user quit their job at Google.", "employer", "google", NEGATED),
+        ("The user left Google in 2025.", "employer", "google", NEGATED),  # the date is no value
+        ("The user got a job at Stripe.", "employer", "stripe", AFFIRMED),
+        ("The user works remotely for Stripe now.", "employer", "stripe", AFFIRMED),
+        ("The user drinks coffee now, not tea.", "prefers:drink", "coffee", AFFIRMED),
+        ("The user used to love jazz.", "opinion:jazz", "positive", PAST),
+    ],
+)
+def test_more_phrasings_of_a_job_and_a_drink(
+    content: str, attribute: str, value: str, polarity: str
+) -> None:
+    found = derive(content)
+    assert found is not None
+    assert (found.attribute, found.value, found.polarity) == (attribute, value, polarity)

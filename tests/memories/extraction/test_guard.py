@@ -216,6 +216,9 @@ def test_it_keeps_real_values_that_mention_placeholder_words(content: str) -> No
         "And the user likes tea.",
         "But only on Fridays.",
         "If the tests fail",
+        "Never did really.",  # elliptical: what it is about is in another sentence
+        "Not anymore though, and then some.",
+        "The user does too.",
     ],
 )
 def test_it_rejects_fragments(content: str) -> None:
@@ -230,9 +233,31 @@ def test_it_rejects_fragments(content: str) -> None:
         "The user prefers tabs.",
         "It's raining in Paris.",
         "The deploy key rotates monthly.",
+        "Never deploy on Fridays.",
+        "The user is not vegan anymore.",
     ],
 )
 def test_it_keeps_complete_sentences(content: str) -> None:
+    assert check(fact(content), USER) is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["Use that from now on.", "The user's team got another one.", "The user loves it."],
+)
+def test_it_rejects_a_verb_about_a_pronoun_it_never_resolves(content: str) -> None:
+    assert check(fact(content), USER) == "unresolved_reference"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The user has increased it to 10 km now.",
+        "The user loves it when the build is green.",
+        "Use British spelling from now on.",
+    ],
+)
+def test_it_keeps_a_pronoun_beside_what_it_says(content: str) -> None:
     assert check(fact(content), USER) is None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import pytest
@@ -110,3 +111,67 @@ def test_a_models_slot_the_user_states_outside_the_quote_is_kept() -> None:
     chat = SlotCopyingChat([("location", "The user lives in Oslo.")])
     candidates, _ = propose(Source(role="user", text=text), chat)
     assert [c.content for c in candidates] == ["The user lives in Oslo."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Oh sure, and I'm the Queen of England.",
+        "Great, another Monday. I just LOVE Mondays. Not.",
+        "Oh yes, I run a marathon every single day, said no one ever.",
+        "Sure, I totally speak twelve languages fluently.",
+        "Yeah right, I'm a billionaire astronaut.",
+        "I love waiting in queues /s",
+    ],
+)
+def test_sarcasm_is_reported_not_asserted(text: str) -> None:
+    assert not re.search(r"\b(?:i|i'm)\b", strip_reported(text), re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure, I live in Berlin.",  # an answer, not a joke
+        "Yes, I have two cats. I do not.",  # "not" inside a sentence takes nothing back
+        "Of course I remember: I work at Stripe.",
+        "I wrote the /s flag into the script yesterday.",
+    ],
+)
+def test_a_plain_answer_is_not_sarcasm(text: str) -> None:
+    assert "I " in strip_reported(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("```python\nprint('I live in Oslo')\n```\nI live in Graz.", "Graz"),
+        (
+            'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+            "ValueError: I live in Oslo\n\nI live in Graz.",
+            "Graz",
+        ),
+        ("2024-05-01 12:00:03 ERROR lookup failed: I live in Oslo\nI live in Graz.", "Graz"),
+        ("[WARN] user said I live in Oslo\nI live in Graz.", "Graz"),
+        ("ERROR:root:I live in Oslo\nI live in Graz.", "Graz"),
+        ("import os\nfrom app import city\nprint('I live in Oslo')\nI live in Graz.", "Graz"),
+        ("user.city = 'Oslo'\nI live in Graz.", "Graz"),
+        ('{"name": "Ada", "city": "Oslo"}\nI live in Graz.', "Graz"),
+    ],
+)
+def test_code_and_log_pastes_are_not_the_user_speaking(text: str, kept: str) -> None:
+    assert only_reported(text, "Oslo")
+    assert not only_reported(text, kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WARNING: I'm allergic to peanuts.",
+        "let me know, I live in Graz.",
+        "class starts at 9 and I live in Graz.",
+        "Yes, I definitely live in Graz.",
+        "Of course I live in Graz.",
+    ],
+)
+def test_prose_that_looks_like_a_paste_or_a_joke_is_the_user(text: str) -> None:
+    assert reported_spans(text) == []

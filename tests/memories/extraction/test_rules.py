@@ -430,3 +430,19 @@ def test_it_is_fast() -> None:
 
     # Typically well under 1 ms; the bound only catches a pathological regex.
     assert per_message < 0.01
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("These days I prefer tea.", "The user prefers tea these days."),
+        ("Nowadays I would rather have tea.", "The user would rather have tea nowadays."),
+    ],
+)
+def test_a_time_said_first_is_read_last(text: str, content: str) -> None:
+    from datetime import UTC, datetime
+
+    from memories.extraction.rules import classify_message
+
+    found = classify_message(text, "user", datetime(2025, 6, 2, tzinfo=UTC))
+    assert [c.content for c in found] == [content]
