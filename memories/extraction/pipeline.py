@@ -31,7 +31,7 @@ from memories.extraction.classify import (
     SCHEMA_NAME,
     candidates_from_json,
 )
-from memories.extraction.reported import only_reported
+from memories.extraction.reported import doubt_about, only_reported
 from memories.extraction.salient import salient_tokens
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import Candidate, InjectionMode, Source, Verdict
@@ -326,4 +326,6 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     candidates, gate_verdicts = gate.validate(candidates)
     candidates, guard_verdicts = _guarded(candidates, source)
     candidates, restated = _without_restated(candidates)
+    for candidate in candidates:
+        candidate.doubt = candidate.doubt or doubt_about(candidate.content, text)
     return candidates, verdicts + gate_verdicts + guard_verdicts + restated

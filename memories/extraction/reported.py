@@ -37,6 +37,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from spaceduck.stemming import stem
+
 _FRAME_WORDS = (
     r"say|says|said|saying|write|writes|wrote|writing|written|translate|translates|translated|"
     r"translating|translation|quote|quotes|quoted|quoting|story|stories|novel|book|script|"
@@ -200,6 +202,56 @@ def strip_reported(text: str) -> str:
         at = end
     kept.append(text[at:])
     return "".join(kept)
+
+
+# --- Doubt: the user may not mean it --------------------------------------------------------
+# Weaker signs than the markers above: a first-person feeling shouted in capitals ("I just
+# LOVE Mondays" without the "Not."), a laugh or an eye-roll closing the sentence ("I'm the
+# CEO lol", "I adore queues 🙄"). Such a statement is not reported (it may well be meant),
+# but it is not believed on its own either: it waits as a candidate, and a memory it would
+# replace waits for a person (the conflict inbox).
+_SHOUTED_FEELING = re.compile(r"\bI\s+(?:\w+\s+)?(?:LOVE|ADORE|ENJOY|LIKE|HATE)\b")
+_LAUGH_OR_ROLL = re.compile(
+    r"(?:\b(?:lol|lmao|rofl|haha+|hehe+)\b|\U0001F644|\U0001F602|\U0001F923|\U0001F612)"
+    r"[\s.!?]*$",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me)\b", re.IGNORECASE)
+_CONTENT_WORD = re.compile(r"[a-z][a-z-]{2,}")
+# Stems of the canonical sentence's frame ("The user works as ..."): shared by any two.
+_FRAME_WORDS_OF_A_MEMORY = (
+    "the user and just really lol haha work live like love name has have are was with for from"
+)
+_NOT_CONTENT = frozenset(stem(w) for w in _FRAME_WORDS_OF_A_MEMORY.split(" "))
+
+
+@lru_cache(maxsize=512)
+def doubtful(text: str) -> tuple[tuple[str, str], ...]:
+    """(sentence, why the user may not mean it) for each such sentence of ``text``."""
+    found: list[tuple[str, str]] = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group().strip()
+        if not _FIRST_PERSON.search(sentence):
+            continue
+        if _SHOUTED_FEELING.search(sentence):
+            found.append((sentence, "may be sarcasm: a feeling shouted in capitals"))
+        elif _LAUGH_OR_ROLL.search(sentence):
+            found.append((sentence, "may be a joke: the sentence ends in a laugh or an eye-roll"))
+    return tuple(found)
+
+
+def doubt_about(content: str, text: str) -> str:
+    """Why the user may not mean the statement ``content`` read from ``text`` ("" when no
+    doubtful sentence of ``text`` shares a content word with it, compared by stem)."""
+    words = _content_words(content)
+    for sentence, why in doubtful(text):
+        if words & _content_words(sentence):
+            return why
+    return ""
+
+
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _CONTENT_WORD.findall(text.lower())) - _NOT_CONTENT
 
 
 def only_reported(text: str, value: str) -> bool:

@@ -306,3 +306,20 @@ def test_a_hedged_new_value_does_not_retire_the_old_one_on_its_own(owner: Actor)
     assert contents(owner) == ["The user lives in Berlin."]
     [conflict] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
     assert "hedged" in conflict["reason"]
+
+
+def test_a_statement_that_may_be_sarcasm_waits_beside_what_it_would_replace(
+    owner: Actor,
+) -> None:
+    say(owner, ["I hate Mondays."], ["I just LOVE Mondays."])
+    assert contents(owner) == ["The user hates Mondays."]
+    [conflict] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
+    assert conflict["new"]["status"] == "candidate"
+    assert "may be sarcasm" in conflict["reason"]
+
+
+def test_a_claim_closed_by_a_laugh_is_never_active_on_its_own(owner: Actor) -> None:
+    say(owner, ["I'm the CEO of Google lol"])
+    assert contents(owner) == []
+    waiting = owner.get("/api/memories", {"namespace": NS, "status": "candidate"}).json()
+    assert [m["content"] for m in waiting["memories"]] == ["The user works as the CEO."]

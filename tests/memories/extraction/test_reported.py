@@ -10,7 +10,7 @@ import pytest
 
 from memories.extraction import regex
 from memories.extraction.pipeline import propose
-from memories.extraction.reported import only_reported, reported_spans, strip_reported
+from memories.extraction.reported import doubt_about, only_reported, reported_spans, strip_reported
 from memories.extraction.types import Source
 from spaceduck.providers.chat.heuristic import HeuristicChat
 from tests.fakes.scripted_chat import ScriptedModel, memory_item
@@ -175,3 +175,21 @@ def test_code_and_log_pastes_are_not_the_user_speaking(text: str, kept: str) -> 
 )
 def test_prose_that_looks_like_a_paste_or_a_joke_is_the_user(text: str) -> None:
     assert reported_spans(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "why"),
+    [
+        ("Great weather. I just LOVE Mondays.", "The user loves Mondays.", "sarcasm"),
+        ("I'm the CEO of Google lol", "The user works as the CEO.", "joke"),
+        ("I adore waiting in queues 🙄", "The user adores waiting in queues.", "joke"),
+        ("I love Mondays.", "The user loves Mondays.", ""),
+        ("I LOVE jazz. I live in Rome.", "The user lives in Rome.", ""),  # another sentence
+        ("That is SO funny lol", "The user finds it funny.", ""),  # not the user's statement
+    ],
+)
+def test_doubt_about_a_statement_read_from_a_doubtful_sentence(
+    text: str, content: str, why: str
+) -> None:
+    doubt = doubt_about(content, text)
+    assert (why in doubt) if why else doubt == ""
