@@ -21,6 +21,7 @@ from notes.forms import STATUS_CHOICES, NoteFilterForm
 from notes.models import Note, NoteStatus
 from spaceduck.errors import NotFound, ServiceError
 from spaceduck.namespaces import NAMESPACE_KINDS
+from spaceduck.pages import error_response
 
 DECISIONS = (NoteStatus.ACCEPTED, NoteStatus.REJECTED)
 BROWSER = "notes/browse.html"
@@ -30,10 +31,6 @@ SEARCH_LIMIT = 50
 
 def _actor(request: HttpRequest) -> str:
     return f"staff:{request.user.get_username()}"
-
-
-def _text(message: str, status: int) -> HttpResponse:
-    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
 def _back(request: HttpRequest, default: str) -> str:
@@ -159,7 +156,7 @@ def enable_search(request: HttpRequest) -> HttpResponse:
                 _search_kinds_context() | {"back": back},
                 status=error.status_code,
             )
-        return _text(str(error), error.status_code)
+        return error_response(request, str(error), error.status_code)
     if result.newly_enabled:
         count = result.backfilled
         done = (

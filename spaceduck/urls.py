@@ -11,3 +11,9 @@ urlpatterns = [
     path("notes/", include("notes.urls")),
     path("", include("memories.urls")),
 ]
+
+# Styled pages with the navigation (JSON under /api/): spaceduck.pages.
+handler400 = "spaceduck.pages.bad_request"
+handler403 = "spaceduck.pages.permission_denied"
+handler404 = "spaceduck.pages.page_not_found"
+handler500 = "spaceduck.pages.server_error"

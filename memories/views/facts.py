@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memories import fact_pages, selectors, services
 from memories.models import Fact
 from spaceduck.errors import InvalidInput
+from spaceduck.pages import error_response
 
 LIST = "memories/facts.html"
 CONFIRM = "memories/fact_delete.html"
@@ -70,10 +71,6 @@ def _row(fact: Fact) -> FactRow:
         dom_id=_dom_id(fact.namespace, fact.key),
         delete_url=_delete_url(fact.namespace, fact.key),
     )
-
-
-def _text(message: str, status: int) -> HttpResponse:
-    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
 # --- The list ------------------------------------------------------------------------
@@ -142,7 +139,7 @@ def fact_delete(request: HttpRequest) -> HttpResponse:
     try:
         namespace, key = _fact_fields(data)
     except InvalidInput as error:
-        return _text(str(error), 400)
+        return error_response(request, str(error), 400)
     context: dict[str, Any] = {
         "namespace": namespace,
         "key": key,

@@ -23,6 +23,7 @@ from memories.forms import MemoryEditForm, MemoryFilterForm
 from memories.models import Memory, MemoryStatus
 from memories.recall import RecallHit, RecallQuery, recall
 from spaceduck.errors import ServiceError
+from spaceduck.pages import error_response
 
 SEARCH_TOP_K = 20
 VIEWER = "memories/dashboard.html"
@@ -32,10 +33,6 @@ QUEUE = "memories/review.html"
 
 def _actor(request: HttpRequest) -> str:
     return f"staff:{request.user.get_username()}"
-
-
-def _text(message: str, status: int) -> HttpResponse:
-    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
 # --- The viewer ----------------------------------------------------------------------
@@ -101,7 +98,7 @@ def decide(request: HttpRequest, memory_id: int) -> HttpResponse:
     lifecycle service as ``PATCH /api/memories/{id}``. htmx gets the row back."""
     memory = selectors.memory_get(memory_id=memory_id)
     if memory is None:
-        return _text(f"memory {memory_id} not found", 404)
+        return error_response(request, f"memory {memory_id} not found", 404)
     try:
         memory = lifecycle.memory_set_status(
             memory=memory,
@@ -110,7 +107,7 @@ def decide(request: HttpRequest, memory_id: int) -> HttpResponse:
             can_approve=True,  # staff are the people the approval gate waits for
         )
     except ServiceError as error:
-        return _text(str(error), error.status_code)
+        return error_response(request, str(error), error.status_code)
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, VIEWER + "#memory-row", {"memory": memory})
     messages.success(request, f"Memory {memory.pk} is {memory.status}.")
@@ -292,9 +289,11 @@ def _review_decide(request: HttpRequest) -> HttpResponse:
     decision = row_decision or request.POST.get("decision", "")
     ids = [row_id] if row_decision else request.POST.getlist("ids")
     if decision not in ("approve", "reject"):
-        return _text("decision must be approve or reject", 400)
+        return error_response(request, "decision must be approve or reject", 400)
     if not ids or not all(i.isdigit() for i in ids):
-        return _text("choose at least one memory (ids must be memory numbers)", 400)
+        return error_response(
+            request, "choose at least one memory (ids must be memory numbers)", 400
+        )
     outcome = lifecycle.memories_decide(
         memory_ids=[int(i) for i in ids], decision=decision, actor=_actor(request), can_approve=True
     )

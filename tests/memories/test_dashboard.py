@@ -159,7 +159,9 @@ def test_memory_decisions_refuse_bad_input(client: Client, staff_client: Client)
     assert bad.status_code == 422
     assert "active (approve/restore) or archived" in bad.content.decode()
     missing = staff_client.post("/memories/999999/decision/", {"status": "active"})
-    assert (missing.status_code, missing.content.decode()) == (404, "memory 999999 not found")
+    assert missing.status_code == 404
+    assert "memory 999999 not found" in missing.content.decode()
+    assert 'id="error-page"' in missing.content.decode()  # styled, with the navigation
     assert staff_client.get(f"/memories/{pk}/decision/").status_code == 405
     assert client.post(f"/memories/{pk}/decision/", {"status": "active"}).status_code == 302
     assert Memory.objects.get(pk=pk).status == "candidate"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -325,9 +326,10 @@ def test_with_htmx_enabling_answers_with_the_section_and_a_flash(
 def test_enabling_an_invalid_kind_is_a_4xx_with_a_message(staff_client: Client, kind: str) -> None:
     response = staff_client.post("/notes/search/enable/", {"kind": kind})
     assert response.status_code == 422
-    assert response.content.decode() == (
-        f"kind {kind!r} is not a namespace kind: workflow, agent, user, global"
-    )
+    page = html.unescape(response.content.decode())  # a page with the navigation, the message
+    assert f"kind {kind!r} is not a namespace kind: workflow, agent, user, global" in page
+    assert 'id="error-page"' in page
+    assert 'href="/review/memories/"' in page
     htmx = staff_client.post("/notes/search/enable/", {"kind": kind}, headers=HTMX)
     assert htmx.status_code == 422
     assert "Search was not enabled: kind" in htmx.content.decode()

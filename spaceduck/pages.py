@@ -1,0 +1,73 @@
+"""How the dashboard answers an error, on every page (memories, notes, the project's own).
+
+- An htmx request: the message goes to the flash region (``HX-Retarget: #flash``,
+  ``HX-Reswap: outerHTML``); whatever the request targeted (a queue, a row, a form) stays
+  as it was. Before, a 400 "choose at least one memory" replaced the whole candidate queue
+  with a bare line of text.
+- A plain request: a page with the navigation (``templates/error.html``), the status and
+  the message, and links back.
+
+Django's 400/403/404/500 handlers (``spaceduck.urls``) use the same page; under ``/api/``
+they answer JSON (``{"detail": ...}``), as the API's own errors do.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.template import loader
+
+TITLES = {
+    400: "Bad request",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Already decided",
+    413: "Too large",
+    422: "Not accepted",
+    500: "Something went wrong",
+}
+
+
+def error_response(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    """The message where the person will see it, the page they were on intact."""
+    context = {"message": message, "status": status, "title": TITLES.get(status, "Error")}
+    if getattr(request, "htmx", False):
+        response = render(request, "error.html#error-flash", context, status=status)
+        response["HX-Retarget"] = "#flash"
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    return render(request, "error.html", context, status=status)
+
+
+def _api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _api(request):
+        return JsonResponse({"detail": "Bad request"}, status=400)
+    return error_response(request, "The request could not be read.", 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _api(request):
+        return JsonResponse({"detail": "Forbidden"}, status=403)
+    return error_response(request, str(exception or "") or "You may not open this page.", 403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _api(request):
+        return JsonResponse({"detail": f"Not Found: {request.path}"}, status=404)
+    said = exception.args[0] if exception is not None and exception.args else ""
+    message = said if isinstance(said, str) and said else f"There is no page at {request.path}."
+    return error_response(request, message, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """No context processors and no database: whatever failed may fail again here."""
+    if _api(request):
+        return JsonResponse({"detail": "Internal server error"}, status=500)
+    context = {"message": "The error was logged.", "status": 500, "title": TITLES[500]}
+    body = loader.get_template("error_500.html").render(context)
+    return HttpResponse(body, status=500)

@@ -1,0 +1,40 @@
+"""Errors in Chromium: an htmx error leaves the page it happened on; the delete
+confirmation is a box of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.services import memory_create
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_an_empty_bulk_approve_keeps_the_queue_and_says_why(staff_page) -> None:  # type: ignore[no-untyped-def]
+    memory_create(
+        namespace="user:alice", kind="fact", content="Tea.", actor="t", status="candidate"
+    )
+    page = staff_page
+    page.goto(f"{page.base}/review/memories/")
+    page.evaluate("window.__marker = 'same page'")
+    page.get_by_role("button", name="Approve selected").click()
+    page.wait_for_selector("#flash .flash-error")
+    assert "choose at least one memory" in page.locator("#flash").inner_text()
+    assert page.locator("#queue table.queue tbody tr").count() == 1  # the queue is still there
+    assert page.get_by_role("button", name="Approve selected").is_visible()
+    assert page.evaluate("window.__marker") == "same page"
+
+
+def test_the_delete_confirmation_is_a_box_below_the_buttons(staff_page) -> None:  # type: ignore[no-untyped-def]
+    memory = memory_create(namespace="user:alice", kind="fact", content="Tea.", actor="t")
+    page = staff_page
+    page.goto(f"{page.base}/memories/{memory.pk}/")
+    page.get_by_role("link", name="Delete…").click()
+    confirm = page.locator("#confirm-delete")
+    confirm.wait_for()
+    assert confirm.evaluate("form => getComputedStyle(form).display") == "block"
+    slot = page.locator("#confirm-slot").bounding_box()
+    buttons = page.locator(".actions").bounding_box()
+    assert slot is not None
+    assert buttons is not None
+    assert slot["width"] >= buttons["width"] - 2  # a full row, not squeezed beside the buttons
