@@ -6,6 +6,7 @@ from django.http import HttpRequest
 
 from memories.conflicts import pending_count
 from memories.selectors import memory_review_count
+from spaceduck import runtime
 
 
 def review_counts(request: HttpRequest) -> dict[str, object]:
@@ -21,7 +22,11 @@ def review_counts(request: HttpRequest) -> dict[str, object]:
     def conflicts() -> str:
         return _shown(*pending_count())
 
-    return {"memory_review_count": count, "memory_conflict_count": conflicts}
+    return {
+        "memory_review_count": count,
+        "memory_conflict_count": conflicts,
+        "memory_off": lambda: not runtime.memory_enabled(),
+    }
 
 
 def _shown(counted: int, capped: bool) -> str:

@@ -283,3 +283,25 @@ def test_a_running_worker_follows_the_memory_switch_without_a_restart(tmp_path: 
     assert answer["second"] == "done"
     assert answer["reason"] == MEMORY_OFF
     assert answer["memories"] == ["The user lives in Lisbon."]  # nothing from the second
+
+
+def test_every_page_says_memory_is_off_and_the_recall_box_what_agents_get(
+    staff_client: Client,
+) -> None:
+    from memories.services import memory_create
+
+    memory_create(namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t")
+    viewer = staff_client.get("/", {"namespace": "user:alice", "q": "tea"}).content.decode()
+    assert 'id="memory-off-banner"' not in viewer
+    assert 'id="recall-off"' not in viewer
+    _switch_memory_off(staff_client)
+    for path in ("/", "/overview/", "/review/memories/", "/review/conflicts/", "/notes/", PAGE):
+        page = staff_client.get(path)
+        assert page.status_code == 200, path
+        assert 'id="memory-off-banner"' in page.content.decode(), path
+    hits = staff_client.get(
+        "/", {"namespace": "user:alice", "q": "tea"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    assert 'id="recall-off"' in hits
+    assert "no memories" in hits
+    assert "Alice likes tea." in hits  # what they would get when it is on
