@@ -17,7 +17,9 @@ from django.db.models import JSONField, Value
 from django.utils import timezone
 
 from memories import vector_index
+from memories.extraction.secrets import redact_value
 from memories.models import (
+    Extraction,
     Fact,
     Memory,
     MemoryEvent,
@@ -292,6 +294,8 @@ def message_draft(
     stored = _json_copy(content, "message content")
     if stored is None:
         raise InvalidInput("message content must be text or a JSON value other than null")
+    if settings.REDACT_SECRETS:
+        stored, _shapes = redact_value(stored)
     # The limit also bounds the worker's extraction time per message.
     check_size(
         json_size(stored),
@@ -467,3 +471,37 @@ def _clean_ids(ids: object) -> list[str]:
             raise InvalidInput(f"every message id must be a string, got {message_id!r:.80}")
         unique[check_text(message_id, field="message id")] = None
     return list(unique)
+
+
+def redact_stored(
+    *, batch: int = 500, dry_run: bool = False, on_batch: Any = None
+) -> tuple[int, int]:
+    """Redact the credentials of messages stored before redaction (or with it off), and the
+    candidate contents of extraction records: (messages changed, records changed). Safe to
+    interrupt and run again: each batch is committed, and redacted text stays as it is.
+    ``on_batch(n)`` is called after each batch with the rows read (a progress bar)."""
+    messages = _redact_rows(Message, "content", batch, dry_run, on_batch)
+    records = _redact_rows(Extraction, "candidates", batch, dry_run, on_batch)
+    return messages, records
+
+
+def _redact_rows(model: Any, column: str, batch: int, dry_run: bool, on_batch: Any) -> int:
+    changed = 0
+    after: Any = None
+    while True:
+        rows = model.objects.order_by("pk")
+        if after is not None:
+            rows = rows.filter(pk__gt=after)
+        page = list(rows.values_list("pk", column)[:batch])
+        if not page:
+            return changed
+        with transaction.atomic():
+            for pk, value in page:
+                clean, shapes = redact_value(value)
+                if shapes:
+                    changed += 1
+                    if not dry_run:
+                        model.objects.filter(pk=pk).update(**{column: clean})
+        after = page[-1][0]
+        if on_batch is not None:
+            on_batch(len(page))

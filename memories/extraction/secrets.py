@@ -440,8 +440,15 @@ _CHECKS = (
 
 
 def find_secret(text: str) -> str | None:
-    """The shape of the first credential in ``text`` (e.g. "jwt", "pin"), or None."""
-    if not text or not _maybe(text):
+    """The shape of the first credential in ``text`` (e.g. "jwt", "pin"), or None. A
+    ``[redacted: <shape>]`` mark counts as the credential it replaced: the sentence around
+    it is still about a secret, and is never learnt."""
+    if not text:
+        return None
+    marked = _MARK.search(text)
+    if marked is not None:
+        return marked.group("shape")
+    if not _maybe(text):
         return None
     shape = _plugin_shape(text)
     if shape is not None:
@@ -459,3 +466,119 @@ def secret_reason(*texts: str) -> str | None:
         if shape is not None:
             return f"secret: {shape}"
     return None
+
+
+# --- Redaction (messages are stored without their credentials) --------------------------------
+
+_MARK = re.compile(r"\[redacted: (?P<shape>[a-z_]+)\]")
+_BREAK = re.compile(r"((?<=[.!?])\s+|\n)")  # kept by split: the text is put back as it was
+# A word without the punctuation that ends its sentence or clause: "is Winter2024! I moved"
+# keeps its "!", so the sentence after it stays a sentence of its own.
+_TOKEN_SPAN = re.compile(r"\S+?(?=[.,;:!?)]*(?:\s|$))")
+# Credentials written as several words: the whole run goes, not only the word that tips it.
+_RUNS = {"card_number": _CARD, "ssn": _SSN}
+# A key block spans lines: it goes whole, before the text is cut into lines.
+_KEY_BLOCK = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    re.DOTALL,
+)
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """``text`` with each credential replaced by ``[redacted: <shape>]``, and the shapes.
+
+    Sentence by sentence (and line by line): the words that carry the credential are found
+    by blanking words, the most random-looking first, until the sentence holds none; then
+    each blanked word that is not needed for that is put back ("My API key is sk-..." keeps
+    "My API key is"). A card number or an SSN goes whole; a sentence where blanking words
+    does not help is replaced whole.
+    """
+    if not text or (not _maybe(text) and not _MARK.search(text)):
+        return text, []
+    shapes: list[str] = []
+    text, blocks = _KEY_BLOCK.subn("[redacted: private_key]", text)
+    shapes += ["private_key"] * blocks
+    parts = _BREAK.split(text)
+    for n in range(0, len(parts), 2):  # even: sentences; odd: the breaks between them
+        piece = parts[n]
+        if _MARK.search(piece):
+            continue  # redacted already
+        shape = find_secret(piece)
+        if shape is not None:
+            parts[n] = _redacted_piece(piece, shape)
+            shapes.append(shape)
+    return "".join(parts), shapes
+
+
+def _redacted_piece(piece: str, shape: str) -> str:
+    mark = f"[redacted: {shape}]"
+    run = _RUNS.get(shape)
+    if run is not None:
+        piece = run.sub(mark, piece)
+        if find_secret(_MARK.sub(" ", piece)) is None:
+            return piece
+    spans = [m.span() for m in _TOKEN_SPAN.finditer(piece)]
+    order = sorted(spans, key=lambda span: _randomness(piece[span[0] : span[1]]), reverse=True)
+    blanked: set[tuple[int, int]] = set()
+    for span in order:
+        blanked.add(span)
+        if _without(piece, blanked, mark) is not None:
+            break
+    else:
+        return mark
+    for span in sorted(blanked, key=lambda s: _randomness(piece[s[0] : s[1]])):
+        if _without(piece, blanked - {span}, mark) is not None:
+            blanked.discard(span)  # not needed: the sentence is clean without blanking it
+    result = _without(piece, blanked, mark)
+    return result if result is not None else mark
+
+
+def _without(piece: str, blanked: set[tuple[int, int]], mark: str) -> str | None:
+    """``piece`` with the ``blanked`` words replaced by ``mark``, or None while it still
+    holds a credential."""
+    kept: list[str] = []
+    at = 0
+    for start, end in sorted(blanked):
+        kept.append(piece[at:start])
+        kept.append(mark)
+        at = end
+    kept.append(piece[at:])
+    text = "".join(kept)
+    unmarked = _MARK.sub(" ", text)
+    return text if find_secret(unmarked) is None else None
+
+
+def _randomness(token: str) -> tuple[int, int, int]:
+    """Digits and symbols mixed with letters first, then the longest."""
+    kinds = sum(
+        (
+            any(c.isdigit() for c in token),
+            any(c.isalpha() for c in token),
+            any(not c.isalnum() for c in token.strip(".,;:!?")),
+        )
+    )
+    return kinds, len(token), 0
+
+
+def redact_value(value: Any) -> tuple[Any, list[str]]:
+    """A JSON value with ``redact`` applied to every string in it (keys too), and the shapes."""
+    if isinstance(value, str):
+        return redact(value)
+    shapes: list[str] = []
+    if isinstance(value, list):
+        items = []
+        for item in value:
+            clean, found = redact_value(item)
+            items.append(clean)
+            shapes += found
+        return items, shapes
+    if isinstance(value, dict):
+        pairs = {}
+        for key, item in value.items():
+            clean_key, found_key = redact(key) if isinstance(key, str) else (key, [])
+            clean, found = redact_value(item)
+            pairs[clean_key] = clean
+            shapes += found_key + found
+        return pairs, shapes
+    return value, shapes

@@ -151,6 +151,9 @@ def _use_copying_model(settings: Any, fake_openai: FakeOpenAI) -> None:
 def test_a_model_that_copies_secrets_stores_none_and_the_record_says_why(
     settings: Any, fake_openai: FakeOpenAI
 ) -> None:
+    # Messages kept as sent (redaction off): the model sees each credential, and the
+    # firewall alone must keep it out of memory.
+    settings.REDACT_SECRETS = False
     _use_copying_model(settings, fake_openai)
     thread = create_thread(NS, title="pasted").id
     for credential in CREDENTIALS:
