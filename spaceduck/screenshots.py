@@ -165,7 +165,7 @@ def _extraction(
     )
 
 
-def _verdict(memory: Any, decision: str, reason: str, stage: str = "llm") -> dict[str, Any]:
+def _verdict(memory: Any, decision: str, reason: str, stage: str = "rules") -> dict[str, Any]:
     """A verdict as memories.extraction.runner records it: a stored candidate names the
     memory it created, a duplicate the one it matched."""
     matched = decision == "duplicate"
@@ -411,7 +411,7 @@ def _conversation_records(thread: Any, demo: dict[str, Any]) -> None:
             "content": "The assistant greeted Ada.",
             "confidence": 0.4,
             "importance": 0.1,
-            "stage": "llm",
+            "stage": "rules",
         },
         "decision": "rejected",
         "reason": "small talk: nothing durable to remember",

@@ -227,7 +227,8 @@ _TAG_WORD = re.compile(r"[^a-z0-9-]+")
 def candidates_from_json(
     payload: Mapping[str, Any], *, now: datetime | None = None
 ) -> list[Candidate]:
-    """Candidates (stage="llm") from a CLASSIFY_SCHEMA answer; ProviderError when malformed.
+    """Candidates (stage="model"; the pipeline adds its name) from a CLASSIFY_SCHEMA answer;
+    ProviderError when malformed.
 
     Strict on structure (keys, types, enums) because a server that ignored the
     schema must fail loudly; lenient on cosmetics (tag case, long titles)
@@ -272,7 +273,7 @@ def _candidate(item: Any, index: int, now: datetime) -> Candidate:
         occurred_at=resolve_time_hint(time_hint, now) if kind == "episode" else None,
         retention=retention,
         reject_reason=reason if retention == "reject" else "",  # a stored memory has no reason
-        stage="llm",
+        stage="model",
         claim=_claim(item.get("claim")),
     )
 

@@ -285,9 +285,12 @@ def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
         schema=CLASSIFY_SCHEMA,
     )
     try:
-        return candidates_from_json(answer)
+        candidates = candidates_from_json(answer)
     except ProviderError as exc:
         raise ProviderError(f"{chat.name} chat (model {chat.model}): {exc}") from exc
+    for candidate in candidates:
+        candidate.stage = f"model {chat.model}"  # what ran, as the pages show it
+    return candidates
 
 
 def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[Verdict]]:
@@ -322,7 +325,9 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     if reason is None and text != source.text:
         reason = injection_reason(text, source)
     if reason is not None:
-        return [], verdicts + _rejected(candidates, reason)
+        # Refused as a whole: the record says why even when no candidate was proposed.
+        refused = candidates or [Candidate(kind="", content="")]
+        return [], verdicts + _rejected(refused, reason)
     candidates, gate_verdicts = gate.validate(candidates)
     candidates, guard_verdicts = _guarded(candidates, source)
     candidates, restated = _without_restated(candidates)

@@ -1,7 +1,7 @@
 """The offline classification stage: memories from one message by rules, no model.
 
 ``memories.extraction.pipeline.classify`` calls ``classify_message`` when the chat provider
-has no model; it produces the same ``Candidate`` structure as the model does (stage="llm").
+has no model; it produces the same ``Candidate`` structure as the model does (stage="rules").
 A message is read sentence by sentence; a sentence that holds ordered steps is
 one workflow, otherwise each clause ("I love cycling | and I have two cats")
 goes through these rules, first match wins:
@@ -1153,5 +1153,5 @@ def _candidate(
         occurred_at=occurred_at,
         retention="reject" if retention == "reject" else "store",
         reject_reason=reject_reason,
-        stage="llm",
+        stage="rules",
     )

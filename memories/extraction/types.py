@@ -48,7 +48,9 @@ class Candidate:
     occurred_at: datetime | None = None
     retention: Retention = "store"
     reject_reason: str = ""  # one of REJECT_REASONS when retention == "reject"
-    stage: str = "llm"  # which stage proposed it: "regex", "llm", "api"
+    # Which stage proposed it: "regex", "rules" (the offline classifier), "model <name>" (the
+    # OpenAI-compatible classifier), "api" (a direct write). Records before: "llm".
+    stage: str = "rules"
     # What it claims, when a stage said (the model's structured output); otherwise read from
     # the content by the rules when it is written (memories.extraction.claims.claim_of).
     claim: Claim | None = None

@@ -1,4 +1,5 @@
-"""``{{ memory.pk|memory_url }}``: a memory's page, without a URL reversal per row.
+"""``{{ memory.pk|memory_url }}``: a memory's page, without a URL reversal per row; and
+``{{ stage|stage_label }}``: what proposed a candidate, in words.
 
 Lists render 50 rows with a link each; ``{% url %}`` resolves the pattern every time
 (~0.1 ms each here, measured with `bench pages`), so the path is reversed once per
@@ -25,3 +26,17 @@ def memory_url(memory_id: int) -> str:
         )
         parts = _TEMPLATES[prefix] = (before, after)
     return f"{parts[0]}{int(memory_id)}{parts[1]}"
+
+
+_STAGES = {
+    "regex": "regex stage",
+    "rules": "offline rules",
+    "api": "written through the API",
+    "llm": "classifier",  # records written before stages said which one ran
+}
+
+
+@register.filter
+def stage_label(stage: str) -> str:
+    """What proposed a candidate, as a person reads it: "offline rules", "model gpt-4o-mini"."""
+    return _STAGES.get(stage, stage)

@@ -398,7 +398,7 @@ def _seed_namespaces(
 
 def _verdict(memory_id: int, kind: str, content: str, confidence: float) -> dict[str, Any]:
     return {
-        "candidate": {"kind": kind, "content": content, "confidence": confidence, "stage": "llm"},
+        "candidate": {"kind": kind, "content": content, "confidence": confidence, "stage": "rules"},
         "decision": "stored",
         "reason": f"confidence {confidence:.2f} is below the approval threshold",
         "memory_id": memory_id,
@@ -506,7 +506,7 @@ def _extraction_verdicts(
                 "confidence": confidence,
                 "tags": [],
                 "slot": "",
-                "stage": "regex" if n == 0 and rng.random() < 0.3 else "llm",
+                "stage": "regex" if n == 0 and rng.random() < 0.3 else "rules",
             },
             "decision": decision,
             "reason": "",

@@ -79,7 +79,7 @@ def test_classify_of_blank_text_sends_no_request(fake_openai: FakeOpenAI) -> Non
 
 
 # --- reading the answer -
-def test_classify_maps_buckets_to_floats_and_marks_the_llm_stage(fake_openai: FakeOpenAI) -> None:
+def test_classify_maps_buckets_to_floats_and_names_the_model_stage(fake_openai: FakeOpenAI) -> None:
     fake_openai.enqueue(
         "chat",
         content=answer(
@@ -103,7 +103,7 @@ def test_classify_maps_buckets_to_floats_and_marks_the_llm_stage(fake_openai: Fa
     assert fact.importance == IMPORTANCE["standard"]
     assert fact.confidence == CONFIDENCE["stated"]
     assert (fact.procedure_subtype, fact.slot, fact.reject_reason) == ("", "", "")
-    assert fact.stage == "llm"
+    assert fact.stage == "model test-chat"  # the pages say which model proposed it
     assert rule.procedure_subtype == "constraint"
     assert (rule.importance, rule.confidence) == (0.85, 0.95)
     assert rule.tags == ["deploys", "work-rules"]

@@ -40,7 +40,7 @@ def test_a_preference_becomes_a_canonical_third_person_fact() -> None:
     assert candidate.title == "Prefers tea over coffee"
     assert candidate.tags[0] == "preference"
     assert candidate.confidence == CONFIDENCE["stated"]
-    assert candidate.stage == "llm"
+    assert candidate.stage == "rules"
     assert candidate.retention == "store"
 
 
@@ -398,13 +398,13 @@ def _all_labelled_candidates() -> list[Candidate]:
     return [c for e in entries for c in classify(e["text"], e["role"])]
 
 
-def test_every_candidate_has_the_llm_stage_shape() -> None:
+def test_every_candidate_has_the_rules_stage_shape() -> None:
     candidates = _all_labelled_candidates()
 
     assert len(candidates) > 100
     for c in candidates:
         assert c.kind in KINDS
-        assert c.stage == "llm"
+        assert c.stage == "rules"
         assert c.content.endswith(".")
         assert c.content[0].isupper()
         assert c.summary
