@@ -18,7 +18,7 @@ from pydantic import AfterValidator, ConfigDict, StrictBool, StrictFloat, Strict
 
 from memories import extraction_log, lifecycle, selectors, services
 from memories.compaction import compact_conversation
-from memories.context import ContextResult, build_context
+from memories.context import MAX_BUDGET, ContextResult, build_context
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Verdict, candidate_from_api
 from memories.ingest import Ingested, memory_write, message_ingest
@@ -887,7 +887,7 @@ def delete_messages(request: HttpRequest, thread_id: ThreadId, payload: MessageI
 # --- Context ----------------------------------------------------------------------
 
 context_router = Router(tags=["context"])
-MAX_CONTEXT_BUDGET = 1_000_000
+MAX_CONTEXT_BUDGET = MAX_BUDGET
 Budget = api_int(ge=0, le=MAX_CONTEXT_BUDGET)
 
 

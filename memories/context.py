@@ -72,6 +72,7 @@ HEADINGS = {
     "episodes": "## Episodes",
 }
 RECALL_TOP_K = 30
+MAX_BUDGET = 1_000_000  # estimated tokens: a budget above it is refused (API and dashboard)
 MIN_CONFIDENCE = RecallQuery.min_confidence
 _PROCEDURE_RANK = {ProcedureSubtype.WORKFLOW.value: 0, ProcedureSubtype.BEHAVIORAL.value: 1}
 # A memory's text must not open or close the block (the guard would then learn
@@ -106,7 +107,7 @@ class ContextResult:
 def build_context(
     *,
     namespace: str,
-    thread_id: str,
+    thread_id: str | None,
     project_id: str | None = None,
     query: str | None = None,
     memory_budget: int | None = None,
@@ -131,11 +132,12 @@ def build_context(
         raise InvalidInput(
             f"exclude_task_memories must be true, false or null, got {exclude_task_memories!r}"
         )
-    thread = selectors.get_thread(thread_id)
-    if thread.namespace != namespace:  # the same answer as a missing thread
+    # No thread (the dashboard's preview): no history and no thread-scoped memories.
+    thread = selectors.get_thread(thread_id) if thread_id is not None else None
+    if thread is not None and thread.namespace != namespace:  # the same answer as a missing one
         raise NotFound(f"thread {thread_id!r} not found")
     now = now or timezone.now()
-    if query is None:
+    if query is None and thread is not None:
         query = newest_user_text(thread.id)
     hits: list[RecallHit] = []
     enabled = runtime.memory_enabled()
@@ -145,7 +147,7 @@ def build_context(
                 namespace=namespace,
                 text=query,
                 top_k=RECALL_TOP_K,
-                thread_id=thread.id,
+                thread_id=thread.id if thread is not None else None,
                 project_id=project_id or None,
                 source_task_id=task_id or None,
                 exclude_task_memories=exclude_task_memories,
@@ -155,7 +157,7 @@ def build_context(
     constraints = (
         active_constraints(
             namespace=namespace,
-            thread_id=thread.id,
+            thread_id=thread.id if thread is not None else None,
             project_id=project_id,
             task_id=task_id,
             exclude_task_memories=exclude_task_memories,
@@ -166,7 +168,7 @@ def build_context(
     )
     chosen, over_budget = _choose_memories(constraints, hits, memory_budget)
     block = render_block(chosen)
-    summary, kept = recent_history(thread.id, history_budget)
+    summary, kept = recent_history(thread.id, history_budget) if thread else (None, [])
     history_tokens = sum(estimate_message_tokens(m.content) for m in kept)
     if summary is not None:
         history_tokens += estimate_message_tokens(summary.content)
@@ -240,7 +242,7 @@ def _newest_that_fit(newest_first: Iterable[Message], budget: int) -> list[Messa
 def active_constraints(
     *,
     namespace: str,
-    thread_id: str,
+    thread_id: str | None,
     project_id: str | None,
     task_id: str | None,
     exclude_task_memories: bool | None = None,
@@ -248,7 +250,9 @@ def active_constraints(
 ) -> list[Memory]:
     """Every active constraint in scope and visible to the task (``visible_task_ids``,
     as in recall), most important first, then oldest first."""
-    in_scope = Q(scope="global") | Q(scope="thread", scope_id=thread_id)
+    in_scope = Q(scope="global")
+    if thread_id:
+        in_scope |= Q(scope="thread", scope_id=thread_id)
     if project_id:
         in_scope |= Q(scope="project", scope_id=project_id)
     where = Q(

@@ -2,7 +2,16 @@ from __future__ import annotations
 
 from django.urls import path
 
-from memories.views import conflicts, extractions, facts, memory, overview, settings, threads
+from memories.views import (
+    conflicts,
+    context_preview,
+    extractions,
+    facts,
+    memory,
+    overview,
+    settings,
+    threads,
+)
 
 app_name = "memories"
 urlpatterns = [
@@ -16,6 +25,7 @@ urlpatterns = [
     path("review/memories/", memory.review, name="review"),
     path("review/conflicts/", conflicts.inbox, name="conflicts"),
     path("overview/", overview.overview, name="overview"),
+    path("context/", context_preview.context_preview, name="context"),
     path("extractions/", extractions.extraction_list, name="extractions"),
     path("extractions/<int:extraction_id>/", extractions.extraction_detail, name="extraction"),
     path(

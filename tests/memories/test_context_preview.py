@@ -1,0 +1,75 @@
+"""The dashboard's preview of what an agent is given (/context/): the block POST /api/context
+builds for the same inputs, byte for byte, and nothing written."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.test import Client
+
+from memories.models import Memory
+from memories.services import memory_create
+from tests.conftest import Actor
+
+pytestmark = pytest.mark.django_db
+NS = "user:alice"
+
+
+def shown_block(page: str) -> str:
+    match = re.search(r'<pre class="system-block" id="system-block">(.*?)</pre>', page, re.S)
+    assert match is not None
+    return html.unescape(match.group(1))
+
+
+def test_the_preview_is_the_api_block_and_writes_nothing(
+    owner: Actor, staff_client: Client
+) -> None:
+    memory_create(namespace=NS, kind="fact", content="Alice likes green tea.", actor="t")
+    memory_create(
+        namespace=NS,
+        kind="procedure",
+        procedure_subtype="constraint",
+        content="Never call Alice before 9 <am>.",
+        actor="t",
+    )
+    thread = owner.post("/api/threads", {"namespace": NS}).json()["id"]
+    owner.post(f"/api/threads/{thread}/messages", {"role": "user", "content": "Hello there."})
+    seen = dict(Memory.objects.values_list("pk", "last_seen_at"))
+    inputs = {"namespace": NS, "thread_id": thread, "query": "what tea?", "memory_budget": 500}
+    api = owner.post("/api/context", inputs).json()
+    for headers in ({}, {"HX-Request": "true"}):
+        page = staff_client.get(
+            "/context/",
+            {"namespace": NS, "thread": thread, "query": "what tea?", "memory_budget": 500},
+            headers=headers,
+        )
+        assert page.status_code == 200
+        text = page.content.decode()
+        assert shown_block(text) == api["system"]
+        assert "constraints" in text
+        assert "facts" in text
+        assert "tokens" in text
+    assert dict(Memory.objects.values_list("pk", "last_seen_at")) == seen
+
+
+def test_without_a_thread_the_query_is_yours(staff_client: Client) -> None:
+    memory_create(namespace=NS, kind="fact", content="Alice likes green tea.", actor="t")
+    page = staff_client.get("/context/", {"namespace": NS, "query": "tea"}).content.decode()
+    assert "Alice likes green tea." in shown_block(page)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"namespace": "not a namespace"},
+        {"namespace": NS, "thread": "no-such-thread"},
+        {"namespace": NS, "memory_budget": "-1"},
+        {"namespace": NS, "query": "x" * 5000},
+    ],
+)
+def test_bad_inputs_are_a_4xx_beside_the_form(staff_client: Client, query: dict[str, str]) -> None:
+    page = staff_client.get("/context/", query)
+    assert 400 <= page.status_code < 500
+    assert 'class="form-errors"' in page.content.decode()
