@@ -572,6 +572,10 @@ class FactForm(ServiceForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk is None:
             self.initial["value"] = InvalidJSONInput("")  # an empty box, not "null"
+        # A hint of set_fact's limit (a character is at least one byte; clean_value counts).
+        if "value" in self.fields:
+            limit = str(django_settings.MAX_FACT_VALUE_BYTES)
+            self.fields["value"].widget.attrs["maxlength"] = limit
         key = self.fields.get("key")
         if key is not None:  # the key's length: clean_fact_key's words, as set_fact says it
             key.validators = [v for v in key.validators if not isinstance(v, MaxLengthValidator)]

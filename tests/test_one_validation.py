@@ -256,3 +256,4 @@ def test_the_rendered_forms_carry_maxlength_and_a_tags_hint(
     fact = admin_client.get("/admin/memories/fact/add/").content.decode()
     assert maxlength(fact, "key") == 255
     assert maxlength(fact, "namespace") == 255
+    assert maxlength(fact, "value") == settings.MAX_FACT_VALUE_BYTES
