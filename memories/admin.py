@@ -26,6 +26,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.widgets import AdminSplitDateTime
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
 from django.db.models import QuerySet
 from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest, HttpResponse
@@ -71,6 +72,7 @@ from spaceduck.admin import (
     staff_actor,
 )
 from spaceduck.errors import InvalidInput, ServiceError
+from spaceduck.limits import check_size, json_size, limit_memory_form
 from spaceduck.providers import ProviderError
 
 PREVIEW_CHARS = 120
@@ -120,9 +122,9 @@ class MemoryAddForm(ServiceForm):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="One sentence, e.g. “The user lives in Lisbon.”",
     )
-    title = forms.CharField(required=False, max_length=200)
+    title = forms.CharField(required=False)
     summary = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    tags = forms.CharField(required=False, help_text="Comma-separated.")
+    tags = forms.CharField(required=False)
     importance = forms.CharField(
         initial="standard", help_text=f"0..1, or one of: {', '.join(IMPORTANCE)}."
     )
@@ -142,12 +144,16 @@ class MemoryAddForm(ServiceForm):
         help_text="Identity slot: a new value supersedes the memory holding the old one.",
     )
     scope = forms.ChoiceField(choices=MemoryScope.choices, initial=MemoryScope.GLOBAL)
-    scope_id = forms.CharField(required=False, max_length=255)
+    scope_id = forms.CharField(required=False)
     occurred_at = forms.SplitDateTimeField(required=False, widget=AdminSplitDateTime)
 
     class Meta:
         model = Memory
         fields = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit_memory_form(self)  # the API's lengths, maxlength on each input
 
     def clean_namespace(self) -> str:
         try:
@@ -221,6 +227,7 @@ class MemoryChangeForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.stored_status = self.instance.status
         self.initial["tags"] = ", ".join(str(tag) for tag in self.instance.tags or [])
+        limit_memory_form(self)  # the API's lengths, maxlength on each input
 
     def clean_tags(self) -> list[str]:
         return split_list(self.cleaned_data["tags"])
@@ -547,7 +554,7 @@ class FactForm(ServiceForm):
     """set_fact's arguments; namespace and key only when adding (they name the fact)."""
 
     namespace = forms.CharField(max_length=255, help_text='For example "user:alice".')
-    key = forms.CharField(max_length=255)
+    key = forms.CharField(max_length=selectors.MAX_FACT_KEY_LENGTH)
     value = FactValueField(help_text='Any JSON: 42, "text", [1, 2], {"a": 1} or null.')
     ttl_ms = forms.IntegerField(
         required=False,
@@ -565,6 +572,13 @@ class FactForm(ServiceForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk is None:
             self.initial["value"] = InvalidJSONInput("")  # an empty box, not "null"
+        # A hint of set_fact's limit (a character is at least one byte; clean_value counts).
+        if "value" in self.fields:
+            limit = str(django_settings.MAX_FACT_VALUE_BYTES)
+            self.fields["value"].widget.attrs["maxlength"] = limit
+        key = self.fields.get("key")
+        if key is not None:  # the key's length: clean_fact_key's words, as set_fact says it
+            key.validators = [v for v in key.validators if not isinstance(v, MaxLengthValidator)]
 
     def clean_namespace(self) -> str:
         try:
@@ -577,6 +591,19 @@ class FactForm(ServiceForm):
             return selectors.clean_fact_key(self.cleaned_data["key"])
         except InvalidInput as exc:
             raise ValidationError(str(exc)) from None
+
+    def clean_value(self) -> Any:
+        value = self.cleaned_data["value"]
+        try:  # set_fact's size check, before anything is written
+            check_size(
+                json_size(value),
+                limit=django_settings.MAX_FACT_VALUE_BYTES,
+                field="fact value (as compact JSON)",
+                setting="SPACEDUCK_MAX_FACT_VALUE_BYTES",
+            )
+        except ServiceError as exc:
+            raise ValidationError(str(exc)) from None
+        return value
 
     def clean_provenance(self) -> dict[str, Any] | None:
         provenance = self.cleaned_data["provenance"]

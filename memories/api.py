@@ -47,12 +47,15 @@ from spaceduck.access import (
 from spaceduck.errors import NotFound, error_responses
 from spaceduck.limits import (
     MAX_SQL_INT,
+    MAX_TAG_CHARS,
     ApiDatetime,
     ApiNamespace,
     ApiNamespaceSegment,
     api_choices,
     api_int,
     documented,
+    max_memory_tags,
+    memory_text_limits,
 )
 from spaceduck.namespaces import WHITESPACE
 from spaceduck.providers import ProviderError
@@ -79,18 +82,18 @@ def _column(model: type[Any], name: str) -> int:
 
 # A row id in the path (memories, extractions): a positive 64-bit integer.
 RowId = Annotated[int, Path(..., ge=1, le=MAX_SQL_INT)]
-MAX_TAG_CHARS = 100
-ContentText = Annotated[
-    StrictStr, Field(min_length=1, max_length=settings.MAX_MEMORY_CONTENT_CHARS)
-]
-TitleText = Annotated[StrictStr, Field(max_length=settings.MAX_MEMORY_TITLE_CHARS)]
-SummaryText = Annotated[StrictStr, Field(max_length=settings.MAX_MEMORY_CONTENT_CHARS)]
+# The lengths of a memory's fields: spaceduck.limits, which the forms and the services
+# read too (the schema is built once, at import, from the settings of that moment).
+_LENGTHS = {name: limit for name, (limit, _source) in memory_text_limits().items()}
+ContentText = Annotated[StrictStr, Field(min_length=1, max_length=_LENGTHS["content"])]
+TitleText = Annotated[StrictStr, Field(max_length=_LENGTHS["title"])]
+SummaryText = Annotated[StrictStr, Field(max_length=_LENGTHS["summary"])]
 Tags = Annotated[
     list[Annotated[StrictStr, Field(max_length=MAX_TAG_CHARS)]],
-    Field(max_length=settings.MAX_MEMORY_TAGS),
+    Field(max_length=max_memory_tags()),
 ]
 ContextText = Annotated[StrictStr, Field(max_length=MAX_CONTEXT_CHARS)]
-ScopeId = Annotated[StrictStr, Field(max_length=_column(Memory, "scope_id"))]
+ScopeId = Annotated[StrictStr, Field(max_length=_LENGTHS["scope_id"])]
 SourceId = Annotated[StrictStr, Field(max_length=_column(Memory, "source_task_id"))]
 # A number in [0, 1] (an integer too; a numeric string is not a number here).
 Unit = Annotated[StrictFloat, Field(ge=0, le=1)] | Annotated[StrictInt, Field(ge=0, le=1)]

@@ -20,6 +20,7 @@ from memories.selectors import (
     has_control_characters,
 )
 from spaceduck.errors import InvalidInput
+from spaceduck.limits import limit_memory_form
 
 MAX_QUERY_CHARS = 1000
 
@@ -127,14 +128,15 @@ class TagsField(forms.CharField):
 class MemoryEditForm(forms.Form):
     """What a person may change on a memory's page (memories.lifecycle.memory_edit)."""
 
-    title = forms.CharField(required=False, max_length=200)
+    # Lengths: spaceduck.limits (limit_memory_form), the API's and the services' own.
+    title = forms.CharField(required=False)
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}))
     summary = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    tags = TagsField(required=False, help_text="comma-separated")
+    tags = TagsField(required=False)
     importance = forms.FloatField(min_value=0, max_value=1)
     confidence = forms.FloatField(min_value=0, max_value=1)
     scope = forms.ChoiceField(choices=MemoryScope.choices)
-    scope_id = forms.CharField(required=False, max_length=255, validators=[one_line])
+    scope_id = forms.CharField(required=False, validators=[one_line])
 
     FIELDS = (
         "title",
@@ -146,6 +148,10 @@ class MemoryEditForm(forms.Form):
         "scope",
         "scope_id",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit_memory_form(self)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -24,7 +24,7 @@ from memories.services import message_draft, message_write
 from spaceduck import runtime
 from spaceduck.db.fast import fast_insert
 from spaceduck.errors import InvalidInput
-from spaceduck.limits import check_text
+from spaceduck.limits import check_memory_fields, check_text
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,16 @@ def memory_write(
     the same firewall first (``context_check``), or InvalidInput says why not.
     """
     context = context_check(context, task_id=task_id, skill_id=skill_id)
+    # The lengths every front end shares (spaceduck.limits); content over its limit is
+    # the gate's "too_long" decision, as for an extracted memory.
+    check_memory_fields(
+        {
+            "title": candidate.title,
+            "summary": candidate.summary,
+            "tags": list(candidate.tags or []),
+            "scope_id": scope_id,
+        }
+    )
     refused = memory_write_check(candidate, task_id=task_id, skill_id=skill_id)
     if refused is not None:
         return refused

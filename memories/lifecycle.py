@@ -22,6 +22,7 @@ from memories.extraction.secrets import secret_reason
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.services import content_hash, embedding_text, memory_history_record
 from spaceduck.errors import InvalidInput, PermissionDenied
+from spaceduck.limits import check_memory_fields
 from spaceduck.providers import get_embedder
 
 EDITABLE = (
@@ -215,6 +216,9 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
     unknown = sorted(set(changes) - set(EDITABLE))
     if unknown:
         raise InvalidInput(f"not editable: {', '.join(unknown)}; editable: {', '.join(EDITABLE)}")
+    # The lengths every front end shares (spaceduck.limits): the API's schema says them,
+    # and the dashboard, the admin, the CLI and spaceduck.store get the same refusal here.
+    check_memory_fields(changes)
     # The same firewall as every other write (guard.check): an edit may not smuggle a credential in.
     secret = secret_reason(
         *(str(changes[name]) for name in ("title", "content", "summary") if changes.get(name))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings as django_settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
@@ -57,6 +58,28 @@ class NoteAddForm(ServiceForm):
     class Meta:
         model = Note
         fields = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Hints of the service's limits (read now: they are settings). A character is at
+        # least one UTF-8 byte, so the body's maxlength is an upper bound; clean_body counts.
+        self.fields["body"].widget.attrs["maxlength"] = str(django_settings.MAX_NOTE_BODY_BYTES)
+        self.fields["tags"].help_text = (
+            f"Comma-separated: at most {services.MAX_TAGS} tags, "
+            f"each at most {services.MAX_TAG_LENGTH} characters."
+        )
+        self.fields["supersedes"].widget.attrs["maxlength"] = str(
+            services.MAX_SUPERSEDES * (services.MAX_ID_LENGTH + 2)
+        )
+        self.fields["tags"].widget.attrs["maxlength"] = str(
+            services.MAX_TAGS * (services.MAX_TAG_LENGTH + 2)
+        )
+
+    def clean_body(self) -> str:
+        try:  # the service's check, so the refusal shows beside the body
+            return services.check_body(self.cleaned_data["body"])
+        except ServiceError as exc:
+            raise ValidationError(str(exc)) from None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -70,6 +70,21 @@ def check_text(value: object, *, field: str, max_length: int | None = None) -> s
     return value
 
 
+def check_body(value: object) -> str:
+    """A note's body: text, not empty, at most SPACEDUCK_MAX_NOTE_BODY_BYTES (UTF-8);
+    the API, the admin's form and save_note all check it here."""
+    text = check_text(value, field="body")
+    if not text.strip():
+        raise InvalidInput("body must not be empty")
+    check_size(
+        utf8_size(text),
+        limit=settings.MAX_NOTE_BODY_BYTES,
+        field="note body",
+        setting="SPACEDUCK_MAX_NOTE_BODY_BYTES",
+    )
+    return text
+
+
 def check_status(value: object) -> str:
     if value not in STATUSES:
         raise InvalidInput(f"status {value!r} is not one of {', '.join(STATUSES)}")
@@ -291,15 +306,7 @@ def _note_fields(
 ) -> dict[str, Any]:
     """The validated columns of a new note."""
     canonical = check_namespace(namespace)
-    text = check_text(body, field="body")
-    if not text.strip():
-        raise InvalidInput("body must not be empty")
-    check_size(
-        utf8_size(text),
-        limit=settings.MAX_NOTE_BODY_BYTES,
-        field="note body",
-        setting="SPACEDUCK_MAX_NOTE_BODY_BYTES",
-    )
+    text = check_body(body)
     return {
         "namespace": canonical,
         "namespace_kind": canonical.partition(":")[0],

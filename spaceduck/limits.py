@@ -16,6 +16,10 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
 from ninja.params.models import QueryModel
 from pydantic import AfterValidator, BeforeValidator, Field, StrictInt, StrictStr, WithJsonSchema
 from pydantic import ValidationError as PydanticValidationError
@@ -296,3 +300,129 @@ def api_int(*, ge: int, le: int) -> Any:
     """An integer in a JSON body, within [ge, le]: a JSON number without a fraction
     (3 or 3.0), never a string or a boolean."""
     return Annotated[StrictInt, Field(ge=ge, le=le), BeforeValidator(_integral)]
+
+
+# --- A memory's text fields ------------------------------------------------------------------
+# One home for the lengths a memory's fields may have. The API's schemas (memories.api),
+# the dashboard's and the admin's forms (``limit_form_fields``) and the services
+# (memories.lifecycle.memory_edit, the write path) all read them here, so every front end
+# refuses the same value with the same words: "at most N characters".
+
+MAX_TAG_CHARS = 100
+MAX_SCOPE_ID_CHARS = 255  # Memory.scope_id's column
+
+
+def memory_text_limits() -> dict[str, tuple[int, str]]:
+    """field -> (at most this many characters, the setting or column that says so);
+    read at call time, so an overridden setting counts."""
+    content = (settings.MAX_MEMORY_CONTENT_CHARS, "SPACEDUCK_MAX_MEMORY_CONTENT_CHARS")
+    return {
+        "title": (settings.MAX_MEMORY_TITLE_CHARS, "SPACEDUCK_MAX_MEMORY_TITLE_CHARS"),
+        "content": content,
+        "summary": content,
+        "scope_id": (MAX_SCOPE_ID_CHARS, "the scope_id column"),
+    }
+
+
+def max_memory_tags() -> int:
+    return int(settings.MAX_MEMORY_TAGS)
+
+
+def text_length_problem(value: str, *, field: str, limit: int, source: str) -> str | None:
+    """The words every front end uses for text over its length, or None."""
+    if len(value) <= limit:
+        return None
+    return f"{field} should have at most {limit} characters ({source}), not {len(value):,}"
+
+
+def tags_problem(tags: Iterable[str]) -> str | None:
+    """Why ``tags`` are more or longer than a memory may have, or None."""
+    tags = list(tags)
+    limit = max_memory_tags()
+    if len(tags) > limit:
+        return (
+            f"tags should have at most {limit} items (SPACEDUCK_MAX_MEMORY_TAGS), not {len(tags)}"
+        )
+    for tag in tags:
+        problem = text_length_problem(
+            str(tag), field="each tag", limit=MAX_TAG_CHARS, source="the tag limit"
+        )
+        if problem is not None:
+            return problem
+    return None
+
+
+def memory_field_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is too long for the memory field ``name``, or None (also for fields
+    without a length limit)."""
+    if name == "tags" and isinstance(value, list | tuple):
+        return tags_problem(value)
+    limit = memory_text_limits().get(name)
+    if limit is None or not isinstance(value, str):
+        return None
+    return text_length_problem(value, field=name, limit=limit[0], source=limit[1])
+
+
+def check_memory_fields(fields: dict[str, Any]) -> None:
+    """InvalidInput naming every field of ``fields`` over its limit; nothing is written."""
+    problems = [
+        problem
+        for name, value in fields.items()
+        if (problem := memory_field_problem(name, value)) is not None
+    ]
+    if problems:
+        raise InvalidInput("; ".join(problems) + "; nothing was saved")
+
+
+# --- The same limits in a form -------------------------------------------------------------
+
+
+def _split_tags(value: Any) -> list[str]:
+    if isinstance(value, list | tuple):
+        return [str(tag) for tag in value]
+    return [tag.strip() for tag in str(value or "").split(",") if tag.strip()]
+
+
+def tags_hint() -> str:
+    return (
+        f"Comma-separated: at most {max_memory_tags()} tags, "
+        f"each at most {MAX_TAG_CHARS} characters."
+    )
+
+
+def limit_memory_form(form: forms.BaseForm) -> None:
+    """Give a form's memory fields (title, content, summary, scope_id, tags) the limits
+    above: a ``maxlength`` on the input and the services' check with the services'
+    words, shown beside the field. Django's own length check is replaced, so the
+    message is the same as the API's and the services'."""
+    for name, (limit, source) in memory_text_limits().items():
+        field = form.fields.get(name)
+        if field is None:
+            continue
+
+        def check(value: Any, name: str = name, limit: int = limit, source: str = source) -> None:
+            problem = text_length_problem(str(value), field=name, limit=limit, source=source)
+            if problem is not None:
+                raise ValidationError(problem, code="max_length")
+
+        field.max_length = limit  # type: ignore[attr-defined]
+        field.widget.attrs["maxlength"] = str(limit)
+        field.validators = [
+            *(v for v in field.validators if not isinstance(v, MaxLengthValidator)),
+            check,
+        ]
+    tags = form.fields.get("tags")
+    if tags is not None:
+
+        def check_tags(value: Any) -> None:
+            problem = tags_problem(_split_tags(value))
+            if problem is not None:
+                raise ValidationError(problem, code="max_length")
+
+        limit = max_memory_tags() * (MAX_TAG_CHARS + 2)  # "tag, " each
+        tags.widget.attrs["maxlength"] = str(limit)
+        tags.help_text = tags_hint()
+        tags.validators = [
+            *(v for v in tags.validators if not isinstance(v, MaxLengthValidator)),
+            check_tags,
+        ]
