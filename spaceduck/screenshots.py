@@ -8,7 +8,7 @@ skill ids, ages from minutes to months), creates a staff user, serves the
 site with a real WSGI server on 127.0.0.1 (a free port, in a thread, static
 files included) and drives Chromium (Debian's /usr/bin/chromium) with
 Playwright: it logs in through the admin login form, then takes full-page
-screenshots at a 1280 px wide viewport:
+screenshots at a 1280 px wide viewport (and two more: a phone, dark mode):
 
 - ``viewer.png``: the memory viewer, every namespace;
 - ``viewer-search.png``: a recall query in ``user:demo`` with its hits and the
@@ -23,7 +23,9 @@ screenshots at a 1280 px wide viewport:
   memories it names);
 - ``extraction-failed.png``: a failed extraction's page (its errors, the retry button);
 - ``thread.png``: a thread's page (a compaction summary, each message's extraction);
-- ``settings.png``: Settings > Memory, with where each value comes from and the changes made.
+- ``settings.png``: Settings > Memory, with where each value comes from and the changes made;
+- ``memory-phone.png``: the memory's page on a 390 px wide phone (one column, the menu folded);
+- ``viewer-dark.png``: the memory viewer with the system's colour scheme dark.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ CHROMIUM_ARGS = [
 ]
 WIDTH = 1280
 HEIGHT = 800
+PHONE_WIDTH = 390
+PHONE_HEIGHT = 844
+PHONE_CLIP = 1100
 SEARCH = "deploy on a Friday"
 SHOTS = (
     "viewer.png",
@@ -69,6 +74,8 @@ SHOTS = (
     "extraction-failed.png",
     "thread.png",
     "settings.png",
+    "memory-phone.png",
+    "viewer-dark.png",
 )
 
 
@@ -595,6 +602,37 @@ def shoot(
             page.wait_for_selector(ready)  # the page's main part is there: nothing half-drawn
             page.screenshot(path=str(out / name), full_page=True)
             print(f"{name}: {what}")
+
+        # The same session on a phone (390 px, drawn at twice the density) and in dark mode.
+        session = context.storage_state()
+        phone = browser.new_context(
+            viewport={"width": PHONE_WIDTH, "height": PHONE_HEIGHT},
+            device_scale_factor=2,
+            storage_state=session,
+        )
+        page = phone.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(f"{base}/memories/{ids['memory']}/")
+        page.wait_for_selector("#memory-page ol.timeline")
+        # The top of the page (the folded menu, the memory, its details and the section stacked
+        # below them): the whole page would be a strip too tall to read beside the others.
+        page.screenshot(
+            path=str(out / "memory-phone.png"),
+            full_page=True,
+            clip={"x": 0, "y": 0, "width": PHONE_WIDTH, "height": PHONE_CLIP},
+        )
+        print(f"memory-phone.png: memory {ids['memory']}'s page {PHONE_WIDTH} px wide")
+        phone.close()
+        dark = browser.new_context(
+            viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="dark", storage_state=session
+        )
+        page = dark.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(f"{base}/")
+        page.wait_for_selector("#memory-list table.memories")
+        page.screenshot(path=str(out / "viewer-dark.png"), full_page=True)
+        print("viewer-dark.png: the memory viewer in dark mode")
+        dark.close()
         context.close()
         browser.close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from spaceduck.screenshots import SHOTS, WIDTH
+from spaceduck.screenshots import PHONE_WIDTH, SHOTS, WIDTH
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -33,7 +33,9 @@ def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
         assert path.is_file(), f"{name} missing; output:\n{buf.getvalue()}"
         assert path.stat().st_size > 20_000, f"{name} is too small to show a page"
         width, height = _png_size(path)
-        assert width == WIDTH, f"{name} is {width} px wide"
+        # The phone page is drawn at twice the density: 390 CSS px, 780 image px.
+        expected = PHONE_WIDTH * 2 if name == "memory-phone.png" else WIDTH
+        assert width == expected, f"{name} is {width} px wide"
         assert height >= 600
     said = buf.getvalue()
     assert "viewer-search.png: recall of" in said
@@ -45,6 +47,8 @@ def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
         "extraction-failed.png: failed extraction",
         "thread.png: thread demo-thread's page",
         "settings.png: Settings > Memory",
+        "memory-phone.png: memory",
+        "viewer-dark.png: the memory viewer in dark mode",
     ]:
         assert line in said
 
