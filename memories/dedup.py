@@ -454,7 +454,7 @@ def _confirmed(memory: Memory) -> str:
         return "said again"
     # An edit, an approval, a conflict decided: each is a person's (or an approver's) word.
     decided = MemoryEvent.objects.filter(memory_id=memory.pk).filter(
-        Q(event=MemoryEvent.Event.EDITED)
+        (Q(event=MemoryEvent.Event.EDITED) & ~Q(reason__startswith="undo of"))
         | Q(event=MemoryEvent.Event.PROMOTED, reason="approved")
         | Q(event=MemoryEvent.Event.PROMOTED, reason__startswith="conflict ")
     )

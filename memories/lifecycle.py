@@ -8,7 +8,7 @@ the dashboard and the CLI.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -162,6 +162,8 @@ BULK_DECISIONS = {"approve", "reject", "archive", "restore"}
 class BulkOutcome:
     changed: list[int]
     skipped: dict[int, str]  # memory id -> why it was left as it was
+    # memory id -> (status before, status after): what an undo puts back
+    statuses: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 def memories_decide(
@@ -179,6 +181,7 @@ def memories_decide(
     found = {m.pk: m for m in Memory.objects.filter(pk__in=ids)}
     changed: list[int] = []
     skipped: dict[int, str] = {}
+    statuses: dict[int, tuple[str, str]] = {}
     for memory_id in ids:
         memory = found.get(memory_id)
         if memory is None:
@@ -188,6 +191,7 @@ def memories_decide(
         if why is not None:
             skipped[memory_id] = why
             continue
+        before = memory.status
         if decision == "approve":
             memory_approve(memory=memory, actor=actor, can_approve=can_approve)
         elif decision == "restore":
@@ -195,6 +199,36 @@ def memories_decide(
         else:
             memory_archive(memory=memory, actor=actor, reason=f"{decision}ed")
         changed.append(memory_id)
+        statuses[memory_id] = (before, memory.status)
+    return BulkOutcome(changed=changed, skipped=skipped, statuses=statuses)
+
+
+def memories_undo(*, statuses: dict[int, tuple[str, str]], actor: str, what: str) -> BulkOutcome:
+    """Put back the statuses a bulk decision changed (``BulkOutcome.statuses``): each memory
+    still as the decision left it goes back, with an ``edited`` event saying it was an undo;
+    one that changed since is skipped with why. Superseded memories are never undone here
+    (a supersession is reversed from the memory's page)."""
+    changed: list[int] = []
+    skipped: dict[int, str] = {}
+    found = Memory.objects.in_bulk(sorted(statuses))
+    for memory_id, (before, after) in sorted(statuses.items()):
+        memory = found.get(memory_id)
+        if memory is None:
+            skipped[memory_id] = "does not exist"
+        elif memory.status != after or MemoryStatus.SUPERSEDED in (before, after):
+            skipped[memory_id] = f"is {memory.status} now"
+        else:
+            with transaction.atomic():
+                memory.status = before
+                _save(memory, ["status"])
+                memory_history_record(
+                    memory=memory,
+                    event=MemoryEvent.Event.EDITED,
+                    actor=actor,
+                    reason=f"undo of a bulk {what}",
+                    data={"status": {"from": after, "to": before}},
+                )
+            changed.append(memory_id)
     return BulkOutcome(changed=changed, skipped=skipped)
 
 

@@ -12,9 +12,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -257,8 +259,55 @@ def review(request: HttpRequest) -> HttpResponse:
     form = MemoryFilterForm(request.GET, auto_id="%s")
     status = 200 if form.is_valid() else 400
     context = _queue_context(form) if status == 200 else {"form": form}
+    context |= _undo_offer(request.GET.get("undo", ""))
     template = QUEUE + "#queue" if request.htmx else QUEUE  # type: ignore[attr-defined]
     return render(request, template, context, status=status)
+
+
+# --- Undo of a bulk decision: the previous statuses travel signed in the page ------------
+UNDO_SALT = "spaceduck.review.undo"
+UNDO_SECONDS = 3600  # offered for as long as the page shows it, up to an hour
+
+
+def _undo_token(decision: str, statuses: dict[int, tuple[str, str]]) -> str:
+    payload = {"d": decision, "s": {str(k): list(v) for k, v in statuses.items()}}
+    return signing.dumps(payload, salt=UNDO_SALT)
+
+
+def _undo_payload(token: str) -> tuple[str, dict[int, tuple[str, str]]] | None:
+    try:
+        payload = signing.loads(token, salt=UNDO_SALT, max_age=UNDO_SECONDS)
+    except signing.BadSignature:
+        return None
+    statuses = {int(k): (str(v[0]), str(v[1])) for k, v in payload["s"].items()}
+    return str(payload["d"]), statuses
+
+
+def _undo_offer(token: str) -> dict[str, Any]:
+    """The Undo form's context when ``token`` is a valid, fresh undo token."""
+    found = _undo_payload(token) if token else None
+    if found is None:
+        return {}
+    decision, statuses = found
+    done = {"approve": "approved", "reject": "rejected"}.get(decision, decision)
+    return {"undo": token, "undo_what": f"{len(statuses)} {done}"}
+
+
+def _review_undo(request: HttpRequest) -> HttpResponse:
+    found = _undo_payload(request.POST.get("undo", ""))
+    if found is None:
+        return error_response(request, "this undo has expired or is not valid", 400)
+    decision, statuses = found
+    outcome = lifecycle.memories_undo(statuses=statuses, actor=_actor(request), what=decision)
+    if outcome.changed:
+        messages.success(request, f"Undone: {len(outcome.changed)} back as they were.")
+    for memory_id, why in outcome.skipped.items():
+        messages.warning(request, f"Memory {memory_id} left as it is: it {why}.")
+    if request.htmx:  # type: ignore[attr-defined]
+        form = MemoryFilterForm({"namespace": request.POST.get("namespace", "")})
+        context = _queue_context(form) if form.is_valid() else {"form": form}
+        return render(request, QUEUE + "#queue", context)
+    return HttpResponseRedirect(_back(request, reverse("memories:review")))
 
 
 def _queue_context(form: MemoryFilterForm) -> dict[str, Any]:
@@ -283,6 +332,8 @@ def _queue_context(form: MemoryFilterForm) -> dict[str, Any]:
 
 
 def _review_decide(request: HttpRequest) -> HttpResponse:
+    if "undo" in request.POST:
+        return _review_undo(request)
     # A row's own button sends "row" = "<decision>:<id>"; the bulk buttons send
     # "decision" with the ticked "ids".
     row_decision, _, row_id = request.POST.get("row", "").partition(":")
@@ -302,8 +353,12 @@ def _review_decide(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"{len(outcome.changed)} {verb}.")
     for memory_id, why in outcome.skipped.items():
         messages.warning(request, f"Memory {memory_id} left as it was: it {why}.")
+    undo = _undo_token(decision, outcome.statuses) if outcome.changed else ""
     if request.htmx:  # type: ignore[attr-defined]
         form = MemoryFilterForm({"namespace": request.POST.get("namespace", "")})
         context = _queue_context(form) if form.is_valid() else {"form": form}
-        return render(request, QUEUE + "#queue", context)
-    return HttpResponseRedirect(_back(request, reverse("memories:review")))
+        return render(request, QUEUE + "#queue", context | _undo_offer(undo))
+    target = _back(request, reverse("memories:review"))
+    if undo:
+        target += ("&" if "?" in target else "?") + urlencode({"undo": undo})
+    return HttpResponseRedirect(target)
