@@ -15,7 +15,7 @@ from memories import conflicts
 from memories.api import READ_ERRORS, ContentText, MemoryOut, RowId
 from memories.models import Conflict
 from spaceduck.access import actor, request_token, require_permission, resolve_namespace
-from spaceduck.errors import error_responses
+from spaceduck.errors import NotFound, error_responses
 from spaceduck.limits import ApiNamespace
 from spaceduck.schemas import OutSchema
 
@@ -95,7 +95,10 @@ def resolve_conflict(request: Any, conflict_id: RowId, payload: ResolveIn) -> An
 
 def _visible(request: Any, conflict_id: int) -> Conflict:
     """The conflict, or the same 404 whether it is missing or outside the token's grants."""
-    found = Conflict.objects.filter(pk=conflict_id).first()
+    try:
+        found = conflicts.conflict_get(conflict_id)
+    except NotFound:
+        found = None
     if found is None or not request_token(request).grants_namespace(found.namespace):
         raise HttpError(404, f"conflict {conflict_id} not found")
-    return conflicts.conflict_get(conflict_id)
+    return found

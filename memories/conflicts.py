@@ -31,8 +31,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memories.dedup import LIVE
-from memories.extraction.claims import from_columns
+from memories.dedup import LIVE, contradicting
 from memories.lifecycle import memory_edit
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.services import memory_history_record
@@ -178,28 +177,11 @@ def _reload(memory: Memory) -> Memory | None:
 
 
 def _replaced(conflict: Conflict) -> list[Memory]:
-    """The old memory, and every other live fact whose claim the new one contradicts."""
-    new, old = conflict.new, conflict.old
+    """The old memory, and every other live fact whose claim the new one contradicts (in
+    its namespace and scope, as the write path decides)."""
+    old = conflict.old
     gone = [old] if old.status in LIVE else []
-    claim = from_columns(
-        new.claim_subject, new.claim_attribute, new.claim_value, new.claim_polarity
-    )
-    if claim is None:
-        return gone
-    same = Memory.objects.filter(
-        namespace=new.namespace,
-        kind="fact",
-        status__in=LIVE,
-        claim_subject=claim.subject,
-        claim_attribute=claim.attribute,
-    ).exclude(pk__in=[new.pk, old.pk])
-    for memory in same.order_by("id"):
-        theirs = from_columns(
-            memory.claim_subject, memory.claim_attribute, memory.claim_value, memory.claim_polarity
-        )
-        if theirs is not None and claim.conflicts(theirs):
-            gone.append(memory)
-    return gone
+    return gone + [m for m in contradicting(conflict.new) if m.pk != old.pk]
 
 
 def _supersede(old: Memory, new: Memory, actor: str, reason: str) -> None:

@@ -478,21 +478,31 @@ def _who_decides(
     return [], ask + [(memory, reason) for memory, reason in unsure if memory.pk not in asked]
 
 
+def contradicting(memory: Memory) -> list[Memory]:
+    """The other live facts of the memory's namespace and scope whose claim contradicts its
+    claim (another value or polarity of the same thing), oldest first."""
+    claim = _stored_claim(memory)
+    if claim is None or memory.kind != "fact":
+        return []
+    ctx = WriteContext(
+        namespace=memory.namespace, actor="", scope=memory.scope, scope_id=memory.scope_id
+    )
+    return [
+        other
+        for other, theirs in _claim_holders(claim, ctx)
+        if other.pk != memory.pk and claim.conflicts(theirs)
+    ]
+
+
 def open_contradictions(memory: Memory) -> list[int]:
     """Ask a person about each other live fact whose claim contradicts ``memory``'s: two
     memories the write path did not decide between (an edit gave one a new claim; claims
     read after an upgrade). The newer word is the ``new`` side (the edited memory, else the
     later one). A pair asked about before is not asked again. Returns the conflicts' ids."""
-    claim = _stored_claim(memory)
-    if claim is None or memory.kind != "fact" or memory.status not in LIVE:
+    if memory.status not in LIVE:
         return []
-    ctx = WriteContext(
-        namespace=memory.namespace, actor="", scope=memory.scope, scope_id=memory.scope_id
-    )
     opened: list[int] = []
-    for other, theirs in _claim_holders(claim, ctx):
-        if other.pk == memory.pk or not claim.conflicts(theirs):
-            continue
+    for other in contradicting(memory):
         asked = Conflict.objects.filter(
             Q(old=other, new=memory) | Q(old=memory, new=other)
         ).exists()
@@ -500,7 +510,8 @@ def open_contradictions(memory: Memory) -> list[int]:
             continue
         why = (
             f"memories {other.pk} and {memory.pk} are both live and claim another "
-            f"{_describe(claim)}: the write path did not decide between them"
+            f"{memory.claim_subject} {memory.claim_attribute}: the write path did not decide "
+            "between them"
         )
         conflict = Conflict.objects.create(
             namespace=memory.namespace, old=other, new=memory, reason=why
