@@ -30,6 +30,12 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="After this the API and MCP refuse the token (401)."
+    )
+    # Who made and who revoked it: a staff user ("staff:<username>") or "cli".
+    created_by = models.CharField(max_length=150, blank=True)
+    revoked_by = models.CharField(max_length=150, blank=True)
 
     class Meta:
         ordering: ClassVar = ["created_at", "id"]
@@ -127,3 +133,22 @@ class SettingChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.old!r} -> {self.new!r} by {self.changed_by}"
+
+
+class NamespaceErasure(models.Model):
+    """A namespace erased on request: who, when and how many rows of each kind went.
+
+    The tombstone keeps no content: only the namespace's name, which says what was
+    erased, and counts (``{"memories": 12, "messages": 40, ...}``).
+    """
+
+    namespace = models.CharField(max_length=255, db_index=True)
+    erased_by = models.CharField(max_length=150)
+    erased_at = models.DateTimeField(default=timezone.now)
+    counts = models.JSONField(default=dict)
+
+    class Meta:
+        ordering: ClassVar = ["-erased_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace} erased by {self.erased_by}"
