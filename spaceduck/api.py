@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from datetime import datetime
 from functools import wraps
 from typing import Any
 
@@ -34,10 +35,11 @@ from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
-from spaceduck.access import TokenAuth, request_token
+from spaceduck.access import TokenAuth, actor, request_token, require_namespace
+from spaceduck.erasure import erase_namespace
 from spaceduck.errors import ERROR_DESCRIPTIONS, ServiceError, error_responses
 from spaceduck.health import health_report
-from spaceduck.limits import check_json_value, printable
+from spaceduck.limits import ApiNamespace, check_json_value, printable
 from spaceduck.schemas import OutSchema
 
 logger = logging.getLogger("spaceduck.api")
@@ -303,6 +305,26 @@ class TokenOut(OutSchema):
 @api.get("/tokens/me", response={200: TokenOut, **error_responses(401)}, tags=["auth"])
 def whoami(request: HttpRequest) -> Any:
     return request_token(request)
+
+
+class ErasureOut(OutSchema):
+    namespace: str
+    erased_by: str
+    erased_at: datetime
+    counts: dict[str, int]
+
+
+@api.delete(
+    "/namespaces/{path:namespace}",
+    response={200: ErasureOut, **error_responses(401, 403, 404, 422)},
+    tags=["namespaces"],
+)
+def namespace_erase(request: HttpRequest, namespace: ApiNamespace) -> Any:
+    """Erase everything the namespace holds (memories with their vectors and keyword rows,
+    history, conflicts, extractions, facts, threads, messages, notes); needs the ``admin``
+    permission. The answer is the tombstone kept: who, when, how many of each kind."""
+    canonical = require_namespace(request, namespace, "admin")
+    return erase_namespace(canonical, by=actor(request))
 
 
 @api.get("/health", auth=None, tags=["health"])

@@ -70,7 +70,7 @@ from notes.models import Note, NoteSearchKind, NoteSupersession
 from notes.services import backfill_sql
 from spaceduck.errors import InvalidInput
 from spaceduck.limits import check_json_value
-from spaceduck.models import ApiToken, VectorIndexState
+from spaceduck.models import ApiToken, NamespaceErasure, VectorIndexState
 from spaceduck.namespaces import InvalidNamespace, namespace_kind, normalize_namespace
 from spaceduck.providers import get_embedder
 
@@ -145,6 +145,7 @@ TYPES: tuple[RecordType, ...] = (
         unique=(("note_id", "target_id"),),
         namespace_lookup="note__namespace",
     ),
+    RecordType("erasure", NamespaceErasure),
     RecordType("token", ApiToken, unique=(("key_hash",),), volatile=frozenset({"last_used_at"})),
 )
 BY_NAME = {t.name: t for t in TYPES}
@@ -281,55 +282,79 @@ class ExportResult:
     warnings: list[str]
 
 
-def export(
-    out: IO[str],
-    *,
-    namespace: str | None = None,
-    vectors: bool = True,
-    tokens: bool = False,
-    progress: bool = False,
-) -> ExportResult:
+def export(out: IO[str], **options: Any) -> ExportResult:
     """Write the header, every record, and the end line to ``out``."""
-    ns = _clean_namespace(namespace)
-    warnings: list[str] = []
-    with _read_snapshot():
-        fingerprint, problem = _stored_fingerprint()
-        if vectors and problem:
-            warnings.append(f"vectors left out: {problem}")
-            vectors = False
-        querysets = {
-            t.name: _queryset(t, None if t.name == "token" else ns)
-            for t in TYPES
-            if t.name != "token" or tokens
-        }
-        token_rows = _tokens(ns) if tokens else []
-        counts = {
-            name: (len(token_rows) if name == "token" else qs.count())
-            for name, qs in querysets.items()
-        }
-        header = {
-            "type": "header",
-            "format": FORMAT,
-            "version": VERSION,
-            "exported_at": timezone.now().astimezone(UTC).isoformat(),
-            "namespace": ns,
-            "embedding": fingerprint,
-            "vectors": vectors,
-            "tokens": tokens,
-            "counts": counts,
-        }
-        _write_line(out, header)
-        written: Counter[str] = Counter()
-        with tqdm(total=sum(counts.values()), unit="record", disable=not progress) as bar:
-            for name, qs in querysets.items():
-                rtype = BY_NAME[name]
-                rows = token_rows if name == "token" else _rows(rtype, qs)
-                for record in _with_vectors(rtype, rows, vectors):
-                    _write_line(out, record)
-                    written[name] += 1
-                    bar.update(1)
-        _write_line(out, {"type": "end", "counts": {n: written[n] for n in counts}})
-    return ExportResult(dict(counts), vectors, fingerprint, warnings)
+    stream = ExportStream(**options)
+    for line in stream:
+        out.write(line)
+    assert stream.result is not None
+    return stream.result
+
+
+class ExportStream:
+    """The export's lines, one at a time (a download streams them as they are read).
+
+    The read snapshot is held while the lines are iterated; ``result`` is set once
+    the header is written (counts, warnings).
+    """
+
+    def __init__(
+        self,
+        *,
+        namespace: str | None = None,
+        vectors: bool = True,
+        tokens: bool = False,
+        progress: bool = False,
+    ) -> None:
+        self.namespace = _clean_namespace(namespace)
+        self.vectors = vectors
+        self.tokens = tokens
+        self.progress = progress
+        self.result: ExportResult | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        ns, vectors, tokens = self.namespace, self.vectors, self.tokens
+        warnings: list[str] = []
+        with _read_snapshot():
+            fingerprint, problem = _stored_fingerprint()
+            if vectors and problem:
+                warnings.append(f"vectors left out: {problem}")
+                vectors = False
+            querysets = {
+                t.name: _queryset(t, None if t.name == "token" else ns)
+                for t in TYPES
+                if t.name != "token" or tokens
+            }
+            token_rows = _tokens(ns) if tokens else []
+            counts = {
+                name: (len(token_rows) if name == "token" else qs.count())
+                for name, qs in querysets.items()
+            }
+            self.result = ExportResult(dict(counts), vectors, fingerprint, warnings)
+            yield _line(
+                {
+                    "type": "header",
+                    "format": FORMAT,
+                    "version": VERSION,
+                    "exported_at": timezone.now().astimezone(UTC).isoformat(),
+                    "namespace": ns,
+                    "embedding": fingerprint,
+                    "vectors": vectors,
+                    "tokens": tokens,
+                    "counts": counts,
+                }
+            )
+            written: Counter[str] = Counter()
+            total = sum(counts.values())
+            with tqdm(total=total, unit="record", disable=not self.progress) as bar:
+                for name, qs in querysets.items():
+                    rtype = BY_NAME[name]
+                    rows = token_rows if name == "token" else _rows(rtype, qs)
+                    for record in _with_vectors(rtype, rows, vectors):
+                        yield _line(record)
+                        written[name] += 1
+                        bar.update(1)
+            yield _line({"type": "end", "counts": {n: written[n] for n in counts}})
 
 
 def export_to_path(
@@ -353,9 +378,8 @@ def export_to_path(
     return result
 
 
-def _write_line(out: IO[str], record: dict[str, Any]) -> None:
-    out.write(json.dumps(record, ensure_ascii=True, allow_nan=False, separators=(",", ":")))
-    out.write("\n")
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
 
 
 def _clean_namespace(namespace: str | None) -> str | None:

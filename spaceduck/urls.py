@@ -3,12 +3,16 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from spaceduck import dashboard
 from spaceduck.api import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("notes/", include("notes.urls")),
+    path("people/", dashboard.people_search, name="people"),
+    path("people/export/", dashboard.person_export, name="people-export"),
+    path("people/erase/", dashboard.person_erase, name="people-erase"),
     path("", include("memories.urls")),
 ]
 

@@ -36,9 +36,9 @@ from spaceduck.tokens import token_create
 pytestmark = pytest.mark.django_db
 
 ALICE = "user:alice"
-# Needs: a permission on alice's namespace; "token" (any valid token); "public"; or
-# "kind" (a grant on every user namespace, plus write).
-NEEDS = ("public", "token", "read", "write", "approve", "kind")
+# Needs: a permission on alice's namespace ("admin": only admin tokens); "token" (any
+# valid token); "public"; or "kind" (a grant on every user namespace, plus write).
+NEEDS = ("public", "token", "read", "write", "approve", "admin", "kind")
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,7 @@ ROUTES: dict[tuple[str, str], list[Call]] = {
     ("POST", "/api/extractions/{extraction_id}/retry"): [Call("write")],
     ("DELETE", "/api/skills/{skill_id}/memories"): [Call("write", stranger=200)],
     ("GET", "/api/conflicts"): [Call("read", {"namespace": ALICE})],
+    ("DELETE", "/api/namespaces/{namespace}"): [Call("admin")],
     # Deciding a conflict is a reviewer's decision, as approving a candidate is.
     ("POST", "/api/conflicts/{conflict_id}/resolve"): [
         Call("approve", body={"decision": "keep_both"})

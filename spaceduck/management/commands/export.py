@@ -16,8 +16,8 @@ class Command(BaseCommand):
     help = (
         "Export memories (with history and supersession), facts (null values and TTLs "
         "included), threads, messages, extractions, notes (statuses, edges), the note "
-        "search kinds and optionally API tokens to a JSON-lines file (gzip if PATH ends "
-        "in .gz, stdout for -). Read back with manage.py import."
+        "search kinds, erasure tombstones and optionally API tokens to a JSON-lines file "
+        "(gzip if PATH ends in .gz, stdout for -). Read back with manage.py import."
     )
     # Exporting must work when something is wrong, e.g. before a reindex.
     requires_system_checks: list[str] = []

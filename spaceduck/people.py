@@ -1,0 +1,184 @@
+"""Find everything stored about a person: the namespaces and rows a string occurs in.
+
+The dashboard's ``/people/`` page reads through here (staff only). Search is a plain
+case-insensitive substring match (SQL ``LIKE``/``ILIKE``) over memories (title and
+content), facts (key and value), messages and notes, in every namespace: the keyword
+index is per namespace (its postings are keyed by namespace), so it cannot answer
+"where, anywhere, is 'alice@example.com'", and a reviewer looking for a person's data
+wants exact strings (an e-mail address, a name), not ranked stems. So this is a scan,
+reported as a search-like page by ``bench pages``. Each kind is paged on its own
+(newest first, ``PAGE`` rows), so one common word cannot hide the other kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q, QuerySet
+
+from memories.models import Fact, Memory, Message, Thread
+from notes.models import Note
+from spaceduck.erasure import canonical, stored_counts
+from spaceduck.errors import InvalidInput
+
+PAGE = 20
+MAX_QUERY = 200
+KINDS: tuple[str, ...] = ("memories", "facts", "messages", "notes")
+MAX_NAMESPACES = 50  # namespaces listed for one query
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str
+    namespace: str
+    key: str  # the row's id (memories, messages, notes) or the fact's key
+    text: str
+    thread_id: str = ""  # messages: the thread they belong to
+
+
+@dataclass
+class KindPage:
+    kind: str
+    hits: list[Hit]
+    page: int
+    more: bool
+
+
+@dataclass
+class Found:
+    query: str
+    namespaces: list[str]
+    kinds: list[KindPage] = field(default_factory=list)
+
+
+def clean_query(text: str) -> str:
+    query = " ".join(text.split())
+    if len(query) > MAX_QUERY:
+        raise InvalidInput(f"search for at most {MAX_QUERY} characters")
+    return query
+
+
+def search(text: str, *, kind: str = "", page: int = 1) -> Found:
+    """The rows of each kind that hold ``text``, and the namespaces named like it or
+    holding those rows.
+
+    ``kind`` limits the rows to one kind (to page through it); ``page`` counts from 1.
+    """
+    query = clean_query(text)
+    if kind and kind not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
+    if page < 1:
+        raise InvalidInput("page counts from 1")
+    if not query:
+        return Found(query, [])
+    found = Found(query, [])
+    for name in (kind,) if kind else KINDS:
+        found.kinds.append(_page(name, query, page))
+    # The namespaces named like the query, and those holding the rows found.
+    holding = {hit.namespace for kind_page in found.kinds for hit in kind_page.hits}
+    found.namespaces = sorted(set(namespaces_named(query)) | holding)
+    return found
+
+
+def namespaces_named(query: str) -> list[str]:
+    """Namespaces whose name holds ``query`` (any case), from every table that has one."""
+    names: set[str] = set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT namespace FROM memories_namespace_count "
+            "WHERE n > 0 AND lower(namespace) LIKE %s ESCAPE '\\'",
+            [f"%{_escape_like(query.lower())}%"],
+        )
+        names.update(row[0] for row in cursor.fetchall())
+    for model in (Thread, Fact, Note):
+        rows = model._default_manager.filter(namespace__icontains=query)  # type: ignore[attr-defined]
+        names.update(rows.values_list("namespace", flat=True).distinct()[:MAX_NAMESPACES])
+    return sorted(names)[:MAX_NAMESPACES]
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _page(kind: str, query: str, page: int) -> KindPage:
+    rows, to_hit = _SOURCES[kind](query)
+    start = (page - 1) * PAGE
+    window = list(rows[start : start + PAGE + 1])
+    return KindPage(kind, [to_hit(row) for row in window[:PAGE]], page, len(window) > PAGE)
+
+
+def _matching(rows: QuerySet[Any], query: str, *fields: str) -> QuerySet[Any]:
+    """Rows where any field holds ``query``; every row when the query is empty."""
+    if not query:
+        return rows
+    match = Q()
+    for name in fields:
+        match |= Q(**{f"{name}__icontains": query})
+    return rows.filter(match)
+
+
+def _memories(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
+    rows = _matching(Memory.objects.all(), query, "content", "title")
+    rows = rows.only("id", "namespace", "content").order_by("-id")
+    return rows, lambda m: Hit("memories", m.namespace, str(m.pk), m.content)
+
+
+def _facts(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
+    rows = _matching(Fact.objects.all(), query, "key", "value")
+    rows = rows.order_by("-updated_at", "-id")
+    return rows, lambda f: Hit("facts", f.namespace, f.key, str(f.value))
+
+
+def _messages(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
+    rows = _matching(Message.objects.all(), query, "content").select_related("thread")
+    rows = rows.order_by("-created_at", "-id")
+    return rows, lambda m: Hit(
+        "messages",
+        m.thread.namespace,
+        m.pk,
+        m.content if isinstance(m.content, str) else str(m.content),
+        thread_id=m.thread_id,
+    )
+
+
+def _notes(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
+    rows = _matching(Note.objects.all(), query, "body").order_by("-id")
+    return rows, lambda n: Hit("notes", n.namespace, n.uid, n.body)
+
+
+_SOURCES: dict[str, Callable[[str], tuple[QuerySet[Any], Callable[[Any], Hit]]]] = {
+    "memories": _memories,
+    "facts": _facts,
+    "messages": _messages,
+    "notes": _notes,
+}
+
+
+@dataclass
+class Person:
+    """One namespace as the person page shows it: what it holds and its newest rows."""
+
+    namespace: str
+    counts: dict[str, int]
+    recent: list[KindPage]
+
+
+def person(namespace: str, *, kind: str = "", page: int = 1) -> Person:
+    ns = canonical(namespace)  # 422 for a malformed one
+    counts = stored_counts(ns)
+    if kind and kind not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
+    recent = [_namespace_page(ns, name, page) for name in ((kind,) if kind else KINDS)]
+    return Person(ns, counts, recent)
+
+
+def _namespace_page(ns: str, kind: str, page: int) -> KindPage:
+    rows, to_hit = _SOURCES[kind]("")
+    lookup = "thread__namespace" if kind == "messages" else "namespace"
+    rows = rows.filter(**{lookup: ns})
+    start = (page - 1) * PAGE
+    window = list(rows[start : start + PAGE + 1])
+    return KindPage(kind, [to_hit(row) for row in window[:PAGE]], page, len(window) > PAGE)
