@@ -44,7 +44,7 @@ from memories import vector_index
 from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
-from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
+from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus, Message
 from memories.selectors import memories_by_id
 from memories.services import content_hash, memory_history_record
 from spaceduck import runtime
@@ -576,6 +576,10 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # or another phrasing of it, since the checks above (two messages saying one thing,
         # extracted at once). One lock per namespace, as a near duplicate has its own hash.
         lock_for_write(f"memory:{ctx.namespace}")
+        if ctx.message_id and not Message.objects.filter(pk=ctx.message_id).exists():
+            # The namespace was erased while this message was being extracted
+            # (spaceduck.erasure takes the same lock): nothing of it may come back.
+            return Verdict(candidate, "rejected", "source_erased")
         raced = _exact_match(candidate, ctx)
         if raced is not None:
             return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)

@@ -28,6 +28,7 @@ from django.db import connection, models, transaction
 from memories import keyword_index
 from memories.models import Conflict, Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from notes.models import Note
+from spaceduck.db.locks import lock_for_write
 from spaceduck.errors import InvalidInput, NotFound
 from spaceduck.models import NamespaceErasure
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
@@ -81,6 +82,9 @@ def erase_namespace(namespace: str, *, by: str) -> NamespaceErasure:
     """
     ns = canonical(namespace)
     with transaction.atomic():
+        # The lock every memory write of the namespace takes: an extraction still running
+        # either commits first (and its memory is erased here) or finds its message gone.
+        lock_for_write(f"memory:{ns}")
         rows = _rows(ns)
         counts = {kind: query.count() for kind, query in rows.items()}
         if not any(counts.values()):

@@ -345,3 +345,21 @@ def test_api_erase_needs_an_admin_token(alice_and_bob) -> None:
 def test_erase_service_refuses_an_empty_namespace() -> None:
     with pytest.raises(NotFound):
         erase_namespace("user:nobody", by="test")
+
+
+def test_an_extraction_still_running_stores_nothing_once_its_namespace_is_erased() -> None:
+    """The erase and every memory write of the namespace take one lock; a candidate whose
+    message went with the erase is refused instead of bringing the namespace back."""
+    from memories.dedup import WriteContext, commit_candidate
+    from memories.extraction.types import candidate_from_api
+
+    thread = create_thread(ALICE)
+    message = message_ingest(thread.id, "user", "I keep bees.").message
+    candidate = candidate_from_api({"kind": "fact", "content": "Alice keeps bees."})
+    ctx = WriteContext(
+        namespace=ALICE, actor="extraction:1", message_id=message.pk, thread_id=thread.id
+    )
+    erase_namespace(ALICE, by="test")
+    verdict = commit_candidate(candidate, ctx)
+    assert (verdict.decision, verdict.reason) == ("rejected", "source_erased")
+    assert not Memory.objects.filter(namespace=ALICE).exists()
