@@ -22,6 +22,9 @@ PAGES = [
     "extractions, failed attempts",
     r"thread \(30 messages\)",
 ]
+# Pages that run recall on every request: reported apart, below this heading.
+SEARCH_LIKE_HEADING = "search-like (recall on every request; not held to the target):"
+SEARCH_LIKE = [r"search \(hybrid recall\)", "context preview /context/"]
 
 
 def _bench(*extra: str) -> str:
@@ -57,6 +60,14 @@ def test_bench_pages_prints_a_row_of_timings_for_every_page() -> None:
     for page in PAGES:
         row = rf"^{page}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+\s+{NUMBER}x$"
         assert re.search(row, out, flags=re.MULTILINE), page
+    apart = out.index(SEARCH_LIKE_HEADING)
+    for page in SEARCH_LIKE:
+        row = rf"^{page}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}\s+\d+\s+{NUMBER}x$"
+        found = re.search(row, out, flags=re.MULTILINE)
+        assert found is not None, page
+        assert found.start() > apart, f"{page} is not reported apart"
+    held = re.search(r"^over target: (.+)$", out, flags=re.MULTILINE)
+    assert held is None or "context preview" not in held.group(1)
     assert re.search(
         rf"^baseline: bare list of 50\s+{NUMBER}\s+{NUMBER}\s+{NUMBER}$", out, flags=re.MULTILINE
     )
@@ -66,6 +77,9 @@ def test_bench_pages_prints_a_row_of_timings_for_every_page() -> None:
     assert re.search(r"^viewer /: \d+ queries, slowest first$", out, flags=re.MULTILINE)
     assert "plan: SEARCH memories_memory" in out
     assert re.search(r"^extraction log: \d+ queries, slowest first$", out, flags=re.MULTILINE)
+    assert re.search(
+        r"^context preview /context/: \d+ queries, slowest first$", out, flags=re.MULTILINE
+    )
 
 
 def test_bench_pages_refuses_an_index_that_is_not_a_column_list() -> None:

@@ -36,14 +36,23 @@ def _column(name: str) -> int:
 
 class ContextPreviewForm(forms.Form):
     namespace = forms.CharField(max_length=255, validators=[one_line])
+    # thread, project and query are not stripped: the API gives build_context them as sent
+    # (" garden " is no project "garden" there), and the preview must give the same block.
     thread = forms.CharField(
-        required=False, max_length=Thread._meta.get_field("id").max_length, validators=[one_line]
+        required=False,
+        max_length=Thread._meta.get_field("id").max_length,
+        validators=[one_line],
+        strip=False,
     )
-    project = forms.CharField(required=False, max_length=_column("scope_id"), validators=[one_line])
+    project = forms.CharField(
+        required=False, max_length=_column("scope_id"), validators=[one_line], strip=False
+    )
     task = forms.CharField(
         required=False, max_length=_column("source_task_id"), validators=[one_line]
     )
-    query = forms.CharField(required=False, max_length=MAX_QUERY_CHARS)
+    # Spaces recall nothing in the API, where a stripped query ("") falls back to the newest
+    # message.
+    query = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, strip=False)
     memory_budget = forms.IntegerField(required=False, min_value=0, max_value=MAX_BUDGET)
     history_budget = forms.IntegerField(required=False, min_value=0, max_value=MAX_BUDGET)
 

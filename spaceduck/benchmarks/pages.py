@@ -1,5 +1,5 @@
 """Server time of the dashboard pages (viewer, filters, page 50, a memory, the queue, search,
-the overview, the extraction log unfiltered and failed, a long thread).
+the overview, the extraction log unfiltered and failed, a long thread, the context preview).
 
 ``python manage.py bench pages [--size 100000] [--others 100000] [--other-namespaces 1000]
 [--extractions 50000] [--thread-messages 300] [--requests 50] [--embedder hash|local]
@@ -28,6 +28,11 @@ memories), 6% failed after three attempts with the provider's errors, a few done
 failed attempt, queued and running ones among the last day's. A thread of ``user:big``
 with ``--thread-messages`` messages (a compaction summary first, an extraction per
 message, a few failed) is the thread page timed.
+
+The pages timed are one table (``_pages``: name, URL per request, search-like); a new page
+is a row there. Search-like pages run recall on every request (the viewer's search, the
+context preview of the long thread with a query): they are reported apart and held to
+``bench recall``'s target, not to the pages' 50 ms.
 
 One memory of ``user:big`` is written through the services with a source
 message, an extraction, an edit, an archive and restore (history) and a memory
@@ -58,7 +63,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import repeat
 from typing import Any
@@ -695,9 +700,51 @@ def _long_thread(corpus: Corpus, count: int, now: datetime, seeded: Seeded) -> s
 class Page:
     name: str
     url: Callable[[int], str]  # the request's number -> the URL to get
-    times: list[float]
+    search_like: bool = False  # runs recall: reported apart, not held to TARGET_MS
+    times: list[float] = field(default_factory=list)
     first: float = 0.0
     queries: int = 0
+
+
+@dataclass
+class Fixtures:
+    """What the pages' URLs are made of."""
+
+    filtered: str  # the first page of a filter
+    page_50: str  # its page ``deep`` (50, or its last)
+    deep: int
+    memory_id: int
+    thread_id: str
+    thread_messages: int
+    searches: list[str]  # a query per request: an embed call each, as in production
+    contexts: list[str]
+
+
+def _pages(f: Fixtures) -> list[Page]:
+    """The pages timed: (name, the request's number -> URL, search-like)."""
+
+    def search(i: int) -> str:
+        return "/?" + urlencode({"namespace": BIG, "q": f.searches[i]})
+
+    def context(i: int) -> str:
+        query = {"namespace": BIG, "thread": f.thread_id, "query": f.contexts[i]}
+        return "/context/?" + urlencode(query)
+
+    table: list[tuple[str, Callable[[int], str], bool]] = [
+        ("viewer /", lambda _: "/", False),
+        ("filtered list", lambda _: f.filtered, False),
+        (f"page {f.deep} of the filter", lambda _: f.page_50, False),
+        (f"memory /memories/{f.memory_id}/", lambda _: f"/memories/{f.memory_id}/", False),
+        ("candidate queue", lambda _: "/review/memories/", False),
+        ("search (hybrid recall)", search, True),
+        ("overview /overview/", lambda _: "/overview/", False),
+        ("extraction log", lambda _: "/extractions/", False),
+        ("extractions, status failed", lambda _: "/extractions/?status=failed", False),
+        ("extractions, failed attempts", lambda _: "/extractions/?failed=1", False),
+        (f"thread ({f.thread_messages} messages)", lambda _: f"/threads/{f.thread_id}/", False),
+        ("context preview /context/", context, True),
+    ]
+    return [Page(name, url, search_like) for name, url, search_like in table]
 
 
 def _get(client: Any, url: str) -> Any:
@@ -815,26 +862,19 @@ def child_main(config: dict[str, Any]) -> None:
 
     filtered = "/?" + urlencode({"namespace": BIG, "kind": "episode", "status": "active"})
     page_50, deep = _page_50(client, filtered)
-    searches = [
-        "/?" + urlencode({"namespace": BIG, "q": q}) for q in corpus.draw(requests + 1, 2, 5)[0]
-    ]
-    pages = [
-        Page("viewer /", lambda _: "/", []),
-        Page("filtered list", lambda _: filtered, []),
-        Page(f"page {deep} of the filter", lambda _: page_50, []),
-        Page(f"memory /memories/{memory_id}/", lambda _: f"/memories/{memory_id}/", []),
-        Page("candidate queue", lambda _: "/review/memories/", []),
-        Page("search (hybrid recall)", lambda i: searches[i], []),
-        Page("overview /overview/", lambda _: "/overview/", []),
-        Page("extraction log", lambda _: "/extractions/", []),
-        Page("extractions, status failed", lambda _: "/extractions/?status=failed", []),
-        Page("extractions, failed attempts", lambda _: "/extractions/?failed=1", []),
-        Page(
-            f"thread ({config['thread_messages']} messages)",
-            lambda _: f"/threads/{thread_id}/",
-            [],
-        ),
-    ]
+    pages = _pages(
+        Fixtures(
+            filtered=filtered,
+            page_50=page_50,
+            deep=deep,
+            memory_id=memory_id,
+            thread_id=thread_id,
+            thread_messages=config["thread_messages"],
+            # Queries of their own for each page: recall caches nothing across them.
+            searches=corpus.draw(requests + 1, 2, 5)[0],
+            contexts=corpus.draw(requests + 1, 2, 5)[0],
+        )
+    )
     baseline: list[float] = []
 
     def bare_list() -> None:
@@ -858,37 +898,49 @@ def child_main(config: dict[str, Any]) -> None:
             _get(client, page.url(0))
         page.queries = len(captured.captured_queries)
 
-    b50, b95, bmax = _stats(baseline)
-    print()
-    print(
-        f"{'page':<30} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'first ms':>9} "
-        f"{'queries':>8} {'p50/base':>9}"
-    )
-    over = []
-    for page in pages:
-        p50, p95, high = _stats(page.times)
-        print(
-            f"{page.name:<30} {p50:8.2f} {p95:8.2f} {high:8.2f} {page.first:9.2f} "
-            f"{page.queries:8d} {p50 / b50:8.1f}x"
-        )
-        if p95 > TARGET_MS and not page.name.startswith("search"):
-            over.append(page.name)
-    print(f"{'baseline: bare list of 50':<30} {b50:8.2f} {b95:8.2f} {bmax:8.2f}")
-    print(
-        "baseline = list(Memory.objects.filter(namespace=BIG).order_by('-updated_at', '-id')[:50])"
-        ", timed between the pages"
-    )
-    print(
-        f"target: p95 <= {TARGET_MS:.0f} ms for every page except search "
-        "(search is reported; its target is bench recall's)"
-    )
-    print(f"over target: {', '.join(over)}" if over else "every page is within the target")
+    _report(pages, baseline)
     if config["explain"]:
         for page in pages:
             _explain(client, page)
     if config["profile"]:
         for page in pages:
             _profile(client, page, requests)
+
+
+def _report(pages: list[Page], baseline: list[float]) -> None:
+    """The table: the pages held to TARGET_MS, then the search-like ones apart."""
+    b50, b95, bmax = _stats(baseline)
+    print()
+    print(
+        f"{'page':<30} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'first ms':>9} "
+        f"{'queries':>8} {'p50/base':>9}"
+    )
+    for page in pages:
+        if not page.search_like:
+            _row(page, b50)
+    print("search-like (recall on every request; not held to the target):")
+    for page in pages:
+        if page.search_like:
+            _row(page, b50)
+    print(f"{'baseline: bare list of 50':<30} {b50:8.2f} {b95:8.2f} {bmax:8.2f}")
+    print(
+        "baseline = list(Memory.objects.filter(namespace=BIG).order_by('-updated_at', '-id')[:50])"
+        ", timed between the pages"
+    )
+    print(
+        f"target: p95 <= {TARGET_MS:.0f} ms for every page except search-like ones "
+        "(reported apart; their target is bench recall's)"
+    )
+    over = [p.name for p in pages if not p.search_like and _stats(p.times)[1] > TARGET_MS]
+    print(f"over target: {', '.join(over)}" if over else "every page is within the target")
+
+
+def _row(page: Page, base_p50: float) -> None:
+    p50, p95, high = _stats(page.times)
+    print(
+        f"{page.name:<30} {p50:8.2f} {p95:8.2f} {high:8.2f} {page.first:9.2f} "
+        f"{page.queries:8d} {p50 / base_p50:8.1f}x"
+    )
 
 
 if __name__ == "__main__":

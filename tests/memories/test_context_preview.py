@@ -54,6 +54,33 @@ def test_the_preview_is_the_api_block_and_writes_nothing(
     assert dict(Memory.objects.values_list("pk", "last_seen_at")) == seen
 
 
+# Spaces recall nothing in the API, and " garden " is no project "garden" there: a stripped
+# query would fall back to the thread's newest message, a stripped project would give its
+# memories, and the preview would show what the agent is not given.
+@pytest.mark.parametrize(
+    ("field", "api_field", "value"),
+    [("query", "query", "   "), ("project", "project_id", " garden ")],
+)
+def test_inputs_are_sent_as_the_api_gets_them(
+    owner: Actor, staff_client: Client, field: str, api_field: str, value: str
+) -> None:
+    memory_create(namespace=NS, kind="fact", content="Alice likes green tea.", actor="t")
+    memory_create(
+        namespace=NS,
+        kind="fact",
+        content="Alice grows tea in the garden.",
+        actor="t",
+        scope="project",
+        scope_id="garden",
+    )
+    thread = owner.post("/api/threads", {"namespace": NS}).json()["id"]
+    owner.post(f"/api/threads/{thread}/messages", {"role": "user", "content": "Green tea?"})
+    api = owner.post("/api/context", {"namespace": NS, "thread_id": thread, api_field: value})
+    page = staff_client.get("/context/", {"namespace": NS, "thread": thread, field: value})
+    assert page.status_code == 200
+    assert shown_block(page.content.decode()) == api.json()["system"]
+
+
 def test_without_a_thread_the_query_is_yours(staff_client: Client) -> None:
     memory_create(namespace=NS, kind="fact", content="Alice likes green tea.", actor="t")
     page = staff_client.get("/context/", {"namespace": NS, "query": "tea"}).content.decode()
