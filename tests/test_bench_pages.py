@@ -21,10 +21,15 @@ PAGES = [
     "extractions, status failed",
     "extractions, failed attempts",
     r"thread \(30 messages\)",
+    r"person /people/\?namespace=",
 ]
-# Pages that run recall on every request: reported apart, below this heading.
-SEARCH_LIKE_HEADING = "search-like (recall on every request; not held to the target):"
-SEARCH_LIKE = [r"search \(hybrid recall\)", "context preview /context/"]
+# Pages that search on every request: reported apart, below this heading.
+SEARCH_LIKE_HEADING = "search-like (a search on every request; not held to the target):"
+SEARCH_LIKE = [
+    r"search \(hybrid recall\)",
+    "context preview /context/",
+    r"people search /people/\?q=",
+]
 
 
 def _bench(*extra: str) -> str:
