@@ -11,6 +11,7 @@ from memories.views import (
     overview,
     settings,
     threads,
+    tokens,
 )
 
 app_name = "memories"
@@ -39,4 +40,6 @@ urlpatterns = [
     path("facts/", facts.fact_list, name="facts"),
     path("facts/delete/", facts.fact_delete, name="fact-delete"),
     path("settings/memory/", settings.memory_settings, name="settings"),
+    path("tokens/", tokens.token_list, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", tokens.token_revoke_view, name="token-revoke"),
 ]

@@ -14,9 +14,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django.utils import timezone
 
 from spaceduck.models import (
     PERMISSIONS,
@@ -160,11 +161,16 @@ class TokenStateFilter(admin.SimpleListFilter):
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [("active", "active"), ("revoked", "revoked")]
+        return [("active", "active"), ("expired", "expired"), ("revoked", "revoked")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        # As ApiToken.state: a revoked token is "revoked" whether or not it has expired since.
+        now = timezone.now()
+        unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
         if self.value() == "active":
-            return queryset.filter(revoked_at__isnull=True)
+            return queryset.filter(unexpired, revoked_at__isnull=True)
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
         if self.value() == "revoked":
             return queryset.filter(revoked_at__isnull=False)
         return queryset
@@ -189,17 +195,20 @@ class TokenPermissionFilter(admin.SimpleListFilter):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """View and revoke. Tokens are created by `manage.py token create` (the secret is shown
-    once there); grants are normalised by spaceduck.tokens, so they are not edited here."""
+    """View and revoke. Tokens are created on the dashboard's Tokens page or by `manage.py
+    token create` (the secret is shown once there); grants are normalised by
+    spaceduck.tokens, so they are not edited here."""
 
     list_display = (
         "name",
         "prefix",
         "namespaces",
         "permissions",
-        "is_active",
+        "state",
         "created_at",
+        "created_by",
         "last_used_at",
+        "expires_at",
         "revoked_at",
     )
     list_filter = (TokenStateFilter, TokenPermissionFilter)
@@ -210,8 +219,11 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "namespaces",
         "permissions",
         "created_at",
+        "created_by",
         "last_used_at",
+        "expires_at",
         "revoked_at",
+        "revoked_by",
     )
     readonly_fields = fields
     actions = ("revoke",)
@@ -229,9 +241,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
         opts = self.opts
         return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
 
-    @admin.display(boolean=True, description="active")
-    def is_active(self, obj: ApiToken) -> bool:
-        return obj.is_active
+    @admin.display(description="state")
+    def state(self, obj: ApiToken) -> str:
+        return obj.state
 
     @admin.action(description="Revoke selected tokens", permissions=["revoke"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
@@ -241,7 +253,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
             if token.revoked_at is not None:
                 already.append(token.name)
                 continue
-            token_revoke(token_id=token.pk)
+            token_revoke(token_id=token.pk, revoked_by=staff_actor(request))
             revoked.append(token.name)
         if revoked:
             self.message_user(request, f"Revoked: {some_ids(revoked)}.", messages.SUCCESS)

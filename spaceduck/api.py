@@ -235,7 +235,7 @@ def on_authentication_error(request: HttpRequest, exc: Exception) -> HttpRespons
         request,
         401,
         "authentication required: send `Authorization: Bearer <token>` "
-        "with a valid, unrevoked API token",
+        "with a valid API token (not revoked, not expired)",
     )
 
 

@@ -29,8 +29,8 @@ from spaceduck.tokens import token_authenticate
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 UNKNOWN_TOKEN = (
-    "this API token is unknown or has been revoked; ask the service's operator for a new "
-    "one (python manage.py token create ...)"
+    "this API token is unknown, revoked or expired; ask the service's operator for a new "
+    "one (the dashboard's Tokens page, or python manage.py token create ...)"
 )
 
 
@@ -48,7 +48,7 @@ def current_token() -> ApiToken:
 
     Over HTTP it is the request's Bearer token (the SDK's auth middleware has
     verified it for this request); over stdio the one the server was started with.
-    Checked on each call, so revoking a token stops a session that is already open.
+    Checked on each call, so a token revoked or expired stops a session already open.
     """
     access = get_access_token()
     secret = access.token if access is not None else _stdio_secret

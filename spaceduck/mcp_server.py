@@ -43,7 +43,8 @@ Errors say what was wrong; correct the call rather than retrying it unchanged.""
 
 
 class ApiTokenVerifier(TokenVerifier):
-    """An HTTP request's Bearer token is good when it is an active spaceduck API token."""
+    """An HTTP request's Bearer token is good when it is an active spaceduck API token (known,
+    not revoked, not expired); the SDK answers 401 otherwise."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         found = await anyio.to_thread.run_sync(_authenticate, token)

@@ -48,13 +48,31 @@ class ApiToken(models.Model):
         return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
     @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
 
-    def revoke(self) -> None:
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])
+    @property
+    def state(self) -> str:
+        """ "revoked", "expired" or "active": revoked wins, since it is final and says who."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if self.is_expired else "active"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == "active"
+
+    def revoke(self, by: str = "") -> bool:
+        """Revoke once: False when it was revoked already (the first time and who stay)."""
+        if self.revoked_at is not None:
+            return False
+        now = timezone.now()
+        # Conditional, so two revokes at once record one time and one person.
+        done = ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=now, revoked_by=by
+        )
+        self.refresh_from_db(fields=["revoked_at", "revoked_by"])
+        return bool(done)
 
     def has_permission(self, permission: str) -> bool:
         return permission in self.permissions or "admin" in self.permissions

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from memories.services import memory_create
 from spaceduck.models import ApiToken
-from spaceduck.tokens import InvalidTokenSpec, token_create
+from spaceduck.tokens import InvalidTokenSpec, token_create, token_revoke
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db
@@ -141,3 +143,113 @@ def test_token_cli_creates_lists_and_revokes() -> None:
     assert not ApiToken.objects.get(pk=token.pk).is_active
     with pytest.raises(CommandError, match="no token"):
         call_command("token", "revoke", "424242")
+
+
+# --- Expiry ----------------------------------------------------------------------------
+
+
+def _expire(name: str) -> None:
+    ApiToken.objects.filter(name=name).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def test_an_expired_token_is_401_with_the_unknown_tokens_message(
+    owner: Actor, client: Client
+) -> None:
+    assert owner.get("/api/tokens/me").status_code == 200
+    _expire("owner")
+    expired = owner.get("/api/memories", {"namespace": "user:alice"})
+    unknown = client.get("/api/tokens/me", headers={"Authorization": "Bearer sd_not-a-real-token"})
+    assert expired.status_code == unknown.status_code == 401
+    # The holder learns nothing about the token (expired, revoked, unknown: one answer).
+    assert expired.json() == unknown.json()
+    assert "not revoked, not expired" in expired.json()["detail"]
+    assert ApiToken.objects.get(name="owner").state == "expired"
+
+
+def test_a_token_with_a_future_expiry_works_until_then() -> None:
+    created = token_create(
+        name="soon",
+        namespaces=["user:alice"],
+        permissions=["read"],
+        expires_at=timezone.now() + timedelta(hours=1),
+        created_by="staff:ada",
+    )
+    agent = Actor(secret=created.secret, client=Client())
+    assert agent.get("/api/tokens/me").status_code == 200
+    token = ApiToken.objects.get(pk=created.token.pk)
+    assert (token.state, token.created_by, token.is_active) == ("active", "staff:ada", True)
+
+
+def test_an_expiry_in_the_past_or_an_over_long_name_is_refused() -> None:
+    with pytest.raises(InvalidTokenSpec, match="in the past"):
+        token_create(
+            name="late",
+            namespaces=["user:alice"],
+            permissions=["read"],
+            expires_at=timezone.now() - timedelta(minutes=1),
+        )
+    with pytest.raises(InvalidTokenSpec, match="at most 100 characters"):
+        token_create(name="n" * 101, namespaces=["user:alice"], permissions=["read"])
+    assert not ApiToken.objects.exists()
+
+
+def test_revoked_wins_over_expired_and_is_recorded_once() -> None:
+    token = token_create(name="t", namespaces=["user:alice"], permissions=["read"]).token
+    assert token_revoke(token_id=token.pk, revoked_by="staff:ada").revoked_by == "staff:ada"
+    again = token_revoke(token_id=token.pk, revoked_by="cli")
+    assert again.revoked_by == "staff:ada"  # the first revoke is kept
+    _expire("t")
+    assert ApiToken.objects.get(pk=token.pk).state == "revoked"
+
+
+def _cli(*args: str) -> str:
+    out = StringIO()
+    call_command("token", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_token_cli_expiry_in_days_or_on_a_date_and_who_did_it() -> None:
+    out = _cli("create", "--name", "week", "--namespace", "user:alice", "--expires-in", "7")
+    week = ApiToken.objects.get(name="week")
+    assert week.created_by == "cli"
+    assert week.expires_at is not None
+    assert timedelta(days=6, hours=23) < week.expires_at - timezone.now() <= timedelta(days=7)
+    assert f"expires {week.expires_at:%Y-%m-%d %H:%M} UTC" in out
+
+    _cli("create", "--name", "dated", "--namespace", "user:alice", "--expires", "2999-01-31")
+    dated = ApiToken.objects.get(name="dated")
+    assert dated.expires_at == datetime(2999, 1, 31, tzinfo=UTC)  # the start of that day
+    _cli(
+        "create",
+        "--name",
+        "timed",
+        "--namespace",
+        "user:alice",
+        "--expires",
+        "2999-01-31T18:00+01:00",
+    )
+    assert ApiToken.objects.get(name="timed").expires_at == datetime(2999, 1, 31, 17, tzinfo=UTC)
+
+    _expire("dated")
+    listing = _cli("list")
+    assert "expires 2999-01-31 17:00 UTC" in listing
+    assert "\texpired\texpired " in listing  # the state and when
+    assert "no expiry" not in listing
+
+    _cli("revoke", str(week.pk))
+    assert ApiToken.objects.get(pk=week.pk).revoked_by == "cli"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--expires-in", "0"], "1 to 3650 days"),
+        (["--expires-in", "99999"], "1 to 3650 days"),
+        (["--expires", "2001-01-01"], "in the past"),
+        (["--expires", "next tuesday"], "ISO date"),
+    ],
+)
+def test_token_cli_refuses_a_bad_expiry(args: list[str], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        _cli("create", "--name", "x", "--namespace", "user:alice", *args)
+    assert not ApiToken.objects.exists()

@@ -54,6 +54,8 @@ def test_the_same_error_without_htmx_is_a_styled_page(staff_client: Client) -> N
         "/extractions/99999999999999999999/",
         "/no/such/page/",
         "/notes/no-such-note/",
+        "/tokens/424242/revoke/",
+        "/tokens/99999999999999999999/revoke/",
     ],
 )
 def test_a_missing_page_is_styled_with_the_navigation(staff_client: Client, path: str) -> None:

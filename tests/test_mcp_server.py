@@ -1,6 +1,6 @@
 """The MCP server as a real subprocess (`manage.py mcp`), over stdio and streamable HTTP,
 driven by the official SDK's client: tools, the remember -> recall round trip, context,
-forget, the notes gate, grants, bad input and revoked tokens."""
+forget, the notes gate, grants, bad input, revoked and expired tokens."""
 
 from __future__ import annotations
 
@@ -99,6 +99,16 @@ def deployment(tmp_path: Path) -> tuple[dict[str, str], dict[str, Any]]:
 
 def revoke(env: dict[str, str], token_id: int) -> None:
     result = manage(env, "token", "revoke", str(token_id))
+    assert result.returncode == 0, result.stderr
+
+
+def expire(env: dict[str, str], token_id: int) -> None:
+    """The token's expiry passes (set in the deployment, as time would)."""
+    script = (
+        "from django.utils import timezone; from spaceduck.models import ApiToken; "
+        f"ApiToken.objects.filter(pk={token_id}).update(expires_at=timezone.now())"
+    )
+    result = manage(env, "shell", "-c", script)
     assert result.returncode == 0, result.stderr
 
 
@@ -280,6 +290,45 @@ def test_stdio_refuses_to_start_without_a_valid_token(
     assert revoked.returncode != 0
     assert "revoked" in revoked.stderr
     assert revoked.stdout == ""  # nothing on the wire
+
+
+def test_stdio_an_expired_token_stops_a_session_and_cannot_start_one(
+    deployment: tuple[dict[str, str], dict[str, Any]],
+) -> None:
+    env, data = deployment
+
+    async def session() -> None:
+        async with Client(stdio_params(env, data["agent"]["secret"])) as client:
+            assert (await call(client, "recall", query="fridays"))["memories"]
+            expire(env, data["agent"]["id"])  # while the session is open
+            assert "expired" in await refused(client, "recall", query="fridays")
+
+    run_async(session())
+    started = manage(env, "mcp", "--token", data["agent"]["secret"])
+    assert started.returncode != 0
+    assert "unknown, revoked or expired" in started.stderr
+    assert started.stdout == ""  # nothing on the wire
+
+
+def test_http_an_expired_token_is_a_401(
+    deployment: tuple[dict[str, str], dict[str, Any]], http_server: str
+) -> None:
+    env, data = deployment
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {data['reader']['secret']}",
+    }
+
+    async def post() -> httpx2.Response:
+        async with httpx2.AsyncClient() as http:
+            return await http.post(http_server, json=ping, headers=headers)
+
+    assert run_async(post()).status_code != 401  # past the auth (the session is another matter)
+    expire(env, data["reader"]["id"])
+    refused_answer = run_async(post())
+    assert refused_answer.status_code == 401
+    assert refused_answer.headers["www-authenticate"].startswith("Bearer")
 
 
 def test_http_an_agent_session_other_tokens_and_a_revoked_one(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from spaceduck.models import ApiToken, VectorIndexState
 from spaceduck.tokens import token_create
@@ -25,6 +26,7 @@ def test_revoking_a_token_in_the_admin_stops_it_authenticating(admin_client: Cli
     assert "Revoked: agent." in [str(m) for m in response.context["messages"]]
     token.refresh_from_db()
     assert token.revoked_at is not None
+    assert token.revoked_by == "staff:admin"
     assert agent.get("/api/memories", {"namespace": "user:alice"}).status_code == 401
 
     revoked_at = token.revoked_at
@@ -56,18 +58,34 @@ def test_the_token_list_filters_by_state_and_permission(admin_client: Client) ->
         name="approver-token", namespaces=["user:*"], permissions=["read", "approve"]
     ).token
     approver.revoke()
+    token_create(name="old-token", namespaces=["user:bob"], permissions=["read"])
+    ApiToken.objects.filter(name="old-token").update(expires_at=timezone.now())
 
     def names(**params: str) -> set[str]:
         response = admin_client.get(CHANGELIST, params)
         assert response.status_code == 200
         page = response.content.decode()
-        return {name for name in ("reader-token", "approver-token") if name in page}
+        return {name for name in ("reader-token", "approver-token", "old-token") if name in page}
 
-    assert names() == {"reader-token", "approver-token"}
+    assert names() == {"reader-token", "approver-token", "old-token"}
     assert names(state="active") == {"reader-token"}
+    assert names(state="expired") == {"old-token"}
     assert names(state="revoked") == {"approver-token"}
     assert names(permission="approve") == {"approver-token"}
     assert names(permission="read", q="reader") == {"reader-token"}
+
+
+def test_the_token_page_shows_expiry_and_who_made_and_revoked_it(admin_client: Client) -> None:
+    token = token_create(
+        name="agent", namespaces=["user:alice"], permissions=["read"], created_by="cli"
+    ).token
+    token.revoke(by="staff:ada")
+    page = admin_client.get(f"{CHANGELIST}{token.pk}/change/").content.decode()
+    for label in ("Expires at", "Created by", "Revoked by", "staff:ada", "cli"):
+        assert label in page
+    listing = admin_client.get(CHANGELIST).content.decode()
+    assert "revoked" in listing
+    assert "Expires at" in listing
 
 
 def test_the_vector_index_state_is_read_only(admin_client: Client) -> None:

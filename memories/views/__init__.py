@@ -1,4 +1,4 @@
 """Dashboard views, one module per page family; each validates, calls selectors/services and
 renders (htmx fragments by partial). ``memory`` is the memory viewer, its page and the review
 queue; the others are the service's running state (overview, extraction log, threads, facts,
-settings)."""
+settings) and its API tokens (tokens)."""

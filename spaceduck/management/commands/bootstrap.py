@@ -50,7 +50,10 @@ class Command(BaseCommand):
             self.stdout.write("Demo API token exists; its secret was shown when it was created.")
             return
         created = token_create(
-            name="demo", namespaces=[DEMO_NAMESPACE], permissions=["read", "write"]
+            name="demo",
+            namespaces=[DEMO_NAMESPACE],
+            permissions=["read", "write"],
+            created_by="cli",  # as `manage.py token create`: a command, no person
         )
         self.stdout.write(self.style.SUCCESS(f"Created demo API token for {DEMO_NAMESPACE}."))
         self.stdout.write(f"Demo token (shown once): {created.secret}")
