@@ -21,6 +21,7 @@ PAGES = [
     "extractions, status failed",
     "extractions, failed attempts",
     r"thread \(30 messages\)",
+    "tokens /tokens/",
     r"person /people/\?namespace=",
 ]
 # Pages that search on every request: reported apart, below this heading.

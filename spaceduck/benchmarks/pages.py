@@ -722,6 +722,32 @@ class Fixtures:
     contexts: list[str]
 
 
+TOKENS = 200  # API tokens listed by /tokens/: a deployment with many agents
+
+
+def _seed_tokens(count: int) -> None:
+    """Tokens of every state: most used recently, some expiring, some revoked."""
+    from django.utils import timezone
+
+    from spaceduck.tokens import token_create
+
+    now = timezone.now()
+    for n in range(count):
+        expires = now + timedelta(days=30 + n) if n % 3 == 0 else None
+        created = token_create(
+            name=f"agent-{n}",
+            namespaces=[f"user:u{n}", "workflow:*"] if n % 2 else [BIG],
+            permissions=["read", "write"],
+            expires_at=expires,
+            created_by="staff:bench",
+        )
+        token = created.token
+        token.last_used_at = now - timedelta(minutes=n)
+        token.save(update_fields=["last_used_at"])
+        if n % 10 == 0:
+            token.revoke()
+
+
 def _pages(f: Fixtures) -> list[Page]:
     """The pages timed: (name, the request's number -> URL, search-like)."""
 
@@ -868,6 +894,7 @@ def child_main(config: dict[str, Any]) -> None:
             took = time.perf_counter() - index_started
             print(f"extra index: memories_memory ({columns}), built in {took:.1f} s")
 
+    _seed_tokens(TOKENS)
     user = get_user_model().objects.create_user("bench", password="bench-pages", is_staff=True)
     client = Client()
     client.force_login(user)
