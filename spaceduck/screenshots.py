@@ -25,7 +25,10 @@ screenshots at a 1280 px wide viewport (and two more: a phone, dark mode):
 - ``thread.png``: a thread's page (a compaction summary, each message's extraction);
 - ``settings.png``: Settings > Memory, with where each value comes from and the changes made;
 - ``memory-phone.png``: the memory's page on a 390 px wide phone (one column, the menu folded);
-- ``viewer-dark.png``: the memory viewer with the system's colour scheme dark.
+- ``viewer-dark.png``: the memory viewer with the system's colour scheme dark;
+- ``context.png``: the agent view (the context block for user:demo's thread and a query);
+- ``tokens.png``: the API tokens page (in use, expiring, revoked);
+- ``people.png``: a person's data: a search for "Ada" across every namespace.
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ SHOTS = (
     "settings.png",
     "memory-phone.png",
     "viewer-dark.png",
+    "context.png",
+    "tokens.png",
+    "people.png",
 )
 
 
@@ -350,8 +356,42 @@ def seed() -> dict[str, int]:
     )
     failed = _release_bot_thread(bot)
     _conflicts(thread)
+    _tokens()
     _running_service()
     return {"memory": home.pk, "extraction": learnt.pk, "failed": failed.pk}
+
+
+def _tokens() -> None:
+    """Three agents' tokens for the tokens page: one in use, one expiring, one revoked."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from spaceduck.models import ApiToken
+    from spaceduck.tokens import token_create
+
+    now = timezone.now()
+    made = [
+        token_create(
+            name=name,
+            namespaces=grants,
+            permissions=perms,
+            expires_at=expires,
+            created_by="staff:ada",
+        ).token
+        for name, grants, perms, expires in [
+            ("assistant", ["user:demo"], ["read", "write"], None),
+            (
+                "release-bot",
+                ["agent:release-bot", "workflow:*"],
+                ["read", "write"],
+                now + timedelta(days=30),
+            ),
+            ("old laptop", ["user:demo"], ["read"], None),
+        ]
+    ]
+    ApiToken.objects.filter(pk=made[0].pk).update(last_used_at=now - timedelta(minutes=3))
+    made[2].revoke(by="staff:ada")
 
 
 def _conflicts(thread: Any) -> None:
@@ -596,6 +636,20 @@ def shoot(
                 f"thread {DEMO_THREAD_ID}'s page",
             ),
             ("/settings/memory/", "#memory-settings", "settings.png", "Settings > Memory"),
+            (
+                "/context/?"
+                + _query({"namespace": "user:demo", "thread": DEMO_THREAD_ID, "query": SEARCH}),
+                "#system-block",
+                "context.png",
+                "the agent view: the context block an agent gets",
+            ),
+            ("/tokens/", "#token-table", "tokens.png", "the API tokens"),
+            (
+                f"/people/?{_query({'q': 'Ada'})}",
+                "#people-results .people-hit",
+                "people.png",
+                "a person's data: a search across namespaces",
+            ),
         ]
         for path, ready, name, what in plain_pages:
             page.goto(base + path)

@@ -49,6 +49,9 @@ def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
         "settings.png: Settings > Memory",
         "memory-phone.png: memory",
         "viewer-dark.png: the memory viewer in dark mode",
+        "context.png: the agent view",
+        "tokens.png: the API tokens",
+        "people.png: a person's data",
     ]:
         assert line in said
 
