@@ -235,6 +235,11 @@ class MemoryEvent(models.Model):
 
     class Meta:
         ordering: ClassVar = ["created_at", "id"]
+        indexes: ClassVar = [
+            # A namespace's history: counted on a person's page and deleted by an erase
+            # (spaceduck.erasure); without it both scanned every event (17 ms at 200k).
+            models.Index(fields=["namespace"], name="memoryevent_ns_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"memory {self.memory_id} {self.event}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from memories.models import Fact, Memory, Message, Thread
 from notes.models import Note
@@ -166,19 +166,41 @@ class Person:
     recent: list[KindPage]
 
 
+# A person's page lists threads rather than single messages: newest messages across a
+# namespace's threads is a sort of every message it holds (36 ms at 10k messages), and a
+# thread, with its title and size, is what a reviewer opens next.
+PERSON_KINDS: tuple[str, ...] = ("memories", "facts", "threads", "notes")
+
+
 def person(namespace: str, *, kind: str = "", page: int = 1) -> Person:
     ns = canonical(namespace)  # 422 for a malformed one
+    if kind and kind not in PERSON_KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(PERSON_KINDS)}")
+    if page < 1:
+        raise InvalidInput("page counts from 1")
     counts = stored_counts(ns)
-    if kind and kind not in KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
-    recent = [_namespace_page(ns, name, page) for name in ((kind,) if kind else KINDS)]
+    recent = [_namespace_page(ns, name, page) for name in ((kind,) if kind else PERSON_KINDS)]
     return Person(ns, counts, recent)
 
 
+def _threads(ns: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
+    rows = Thread.objects.filter(namespace=ns).annotate(size=Count("messages"))
+    rows = rows.order_by("-updated_at", "-id")
+    return rows, lambda t: Hit(
+        "threads", t.namespace, t.pk, f"{t.title or t.pk} ({_messages_label(t.size)})", t.pk
+    )
+
+
+def _messages_label(n: int) -> str:
+    return "1 message" if n == 1 else f"{n} messages"
+
+
 def _namespace_page(ns: str, kind: str, page: int) -> KindPage:
-    rows, to_hit = _SOURCES[kind]("")
-    lookup = "thread__namespace" if kind == "messages" else "namespace"
-    rows = rows.filter(**{lookup: ns})
+    if kind == "threads":
+        rows, to_hit = _threads(ns)
+    else:
+        rows, to_hit = _SOURCES[kind]("")
+        rows = rows.filter(namespace=ns)
     start = (page - 1) * PAGE
     window = list(rows[start : start + PAGE + 1])
     return KindPage(kind, [to_hit(row) for row in window[:PAGE]], page, len(window) > PAGE)

@@ -193,6 +193,7 @@ def test_person_page_counts_and_lists_what_the_namespace_holds(
     assert "2 memories" in html
     assert "1 fact," in html
     assert "1 thread," in html
+    assert "plans (1 message)" in html  # its thread, with its size
     assert 'id="person-erase"' in html
     assert 'id="person-export"' in html
     assert "bob" not in html.split('id="person-rows"')[1]

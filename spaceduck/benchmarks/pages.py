@@ -774,6 +774,7 @@ def _pages(f: Fixtures) -> list[Page]:
         ("extractions, failed attempts", lambda _: "/extractions/?failed=1", False),
         (f"thread ({f.thread_messages} messages)", lambda _: f"/threads/{f.thread_id}/", False),
         ("context preview /context/", context, True),
+        ("tokens /tokens/", lambda _: "/tokens/", False),
         (
             "person /people/?namespace=",
             lambda _: "/people/?" + urlencode({"namespace": BIG}),
