@@ -183,12 +183,30 @@ def person(namespace: str, *, kind: str = "", page: int = 1) -> Person:
     return Person(ns, counts, recent)
 
 
-def _threads(ns: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
-    rows = Thread.objects.filter(namespace=ns).annotate(size=Count("messages"))
-    rows = rows.order_by("-updated_at", "-id")
-    return rows, lambda t: Hit(
-        "threads", t.namespace, t.pk, f"{t.title or t.pk} ({_messages_label(t.size)})", t.pk
+def _thread_page(ns: str, page: int) -> KindPage:
+    start = (page - 1) * PAGE
+    rows = Thread.objects.filter(namespace=ns).order_by("-updated_at", "-id")
+    window = list(rows[start : start + PAGE + 1])
+    shown = window[:PAGE]
+    # Sizes of the shown threads only: counting in the page's query would join and group
+    # every message of the namespace before the LIMIT.
+    sizes = dict(
+        Message.objects.filter(thread__in=shown)
+        .values_list("thread_id")
+        .annotate(n=Count("id"))
+        .values_list("thread_id", "n")
     )
+    hits = [
+        Hit(
+            "threads",
+            t.namespace,
+            t.pk,
+            f"{t.title or t.pk} ({_messages_label(sizes.get(t.pk, 0))})",
+            t.pk,
+        )
+        for t in shown
+    ]
+    return KindPage("threads", hits, page, len(window) > PAGE)
 
 
 def _messages_label(n: int) -> str:
@@ -197,10 +215,9 @@ def _messages_label(n: int) -> str:
 
 def _namespace_page(ns: str, kind: str, page: int) -> KindPage:
     if kind == "threads":
-        rows, to_hit = _threads(ns)
-    else:
-        rows, to_hit = _SOURCES[kind]("")
-        rows = rows.filter(namespace=ns)
+        return _thread_page(ns, page)
+    rows, to_hit = _SOURCES[kind]("")
+    rows = rows.filter(namespace=ns)
     start = (page - 1) * PAGE
     window = list(rows[start : start + PAGE + 1])
     return KindPage(kind, [to_hit(row) for row in window[:PAGE]], page, len(window) > PAGE)

@@ -92,6 +92,15 @@ def _blank_form() -> TokenCreateForm:
     return TokenCreateForm(initial={"once": secrets.token_urlsafe(16)})
 
 
+TOKENS_PER_PAGE = 50
+
+
+def _before(request: HttpRequest) -> int | None:
+    """The ``before`` cursor of an older page; a malformed one shows the first page."""
+    raw = request.GET.get("before", "")
+    return int(raw) if raw.isdigit() and int(raw) <= MAX_SQL_INT else None
+
+
 def _render(
     request: HttpRequest,
     form: TokenCreateForm,
@@ -99,9 +108,18 @@ def _render(
     created: CreatedToken | None = None,
     status: int = 200,
 ) -> HttpResponse:
+    before = _before(request)
+    rows = ApiToken.objects.order_by("-id")
+    if before is not None:
+        rows = rows.filter(id__lt=before)
+    # One page of tokens, newest first: a deployment with hundreds of agents would spend
+    # ~0.25 ms a row rendering them all (65 ms at 200 in `bench pages`).
+    tokens = list(rows[: TOKENS_PER_PAGE + 1])
     context = {
         "form": form,
-        "tokens": ApiToken.objects.order_by("-created_at", "-id"),
+        "tokens": tokens[:TOKENS_PER_PAGE],
+        "older": tokens[TOKENS_PER_PAGE - 1].pk if len(tokens) > TOKENS_PER_PAGE else None,
+        "first_page": before is None,
         "created": created,
     }
     partial = "#tokens-section" if request.htmx else ""  # type: ignore[attr-defined]

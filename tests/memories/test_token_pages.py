@@ -244,3 +244,24 @@ def test_the_create_form_needs_the_csrf_token(django_user_model) -> None:  # typ
     response = client.post(PAGE, {"name": "x", "namespaces": "*", "permissions": ["admin"]})
     assert response.status_code == 403
     assert not ApiToken.objects.exists()
+
+
+def test_the_list_is_paged_newest_first(staff_client: Client) -> None:
+    made = [
+        token_create(name=f"agent-{n}", namespaces=["user:alice"], permissions=["read"]).token.pk
+        for n in range(55)
+    ]
+    first = staff_client.get("/tokens/").content.decode()
+    rows = re.findall(r'<tr id="token-(\d+)"', first)
+    assert [int(pk) for pk in rows] == sorted(made, reverse=True)[:50]
+    older = re.search(r'href="/tokens/\?before=(\d+)"', first)
+    assert older is not None
+    second = staff_client.get(f"/tokens/?before={older.group(1)}", headers=HTMX).content.decode()
+    assert [int(pk) for pk in re.findall(r'<tr id="token-(\d+)"', second)] == sorted(made)[:5][::-1]
+    assert "?before=" not in second
+    assert "← Newest" in second
+    # A cursor that is not a number shows the first page, as the list's own links never send one.
+    assert (
+        re.findall(r'<tr id="token-(\d+)"', staff_client.get("/tokens/?before=x").content.decode())
+        == rows
+    )
