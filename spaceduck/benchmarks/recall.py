@@ -203,6 +203,23 @@ def child_main(
         for query in asked
     )
     print(f"vector list    : {found / (k * len(asked)):.3f} of the exact top-{k} found")
+    print(f"vector scan    : {_scan_path(postgres, size, k)}")
+
+
+def _scan_path(postgres: bool, size: int, k: int) -> str:
+    """How the vector list was searched at this size (what the agreement above measures)."""
+    from django.conf import settings
+
+    from memories import vector_index
+
+    if postgres and size >= settings.VECTOR_INDEX_MIN_ROWS:
+        return f"pgvector HNSW (ef_search {settings.VECTOR_INDEX_EF_SEARCH})"
+    if size >= vector_index.QUANTIZED_MIN_VECTORS:
+        return (
+            f"int8 codes first, the best {vector_index._shortlist(k)} scored exactly "
+            "(the process's cached copy)"
+        )
+    return "exact float32 product (the process's cached copy)"
 
 
 def embed_main() -> None:
