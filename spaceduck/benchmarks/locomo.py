@@ -1,4 +1,5 @@
-"""Retrieval quality on LoCoMo: evidence recall@k of vector-only, keyword-only and hybrid recall.
+"""Retrieval quality on LoCoMo: turn- and session-level evidence recall@k of vector-only,
+keyword-only and hybrid recall, and after the second stage.
 
 ``python manage.py bench locomo PATH [--embedder local|hash] [--k 5,10] [--limit N]
 [--fit] [--fit-on conv-26,conv-30,conv-41]``
@@ -51,17 +52,25 @@ only, keyword only, hybrid (both lists fused: the first stage), each with the
 second stage off, and ``final`` (hybrid + the second stage, memories.rerank).
 Relative dates in questions are resolved against the day after the last session.
 
-``--fit`` fits the second stage's weights on the ``--fit-on`` conversations (both
-modes' candidates pooled) and writes ``memories/rerank.json``; the report gives
-hybrid and final for the fitted and the held-out conversations apart. The shipped
-weights were fitted on conv-26, conv-30, conv-41 of ``locomo-dev.json`` and are
-validated on conv-42 and conv-43.
+``--fit`` fits the second stage's weights on the ``--fit-on`` conversations of the
+file (both modes' candidates pooled) and writes ``memories/rerank.json``. The report
+gives hybrid and final for the conversations the weights behind the final columns
+were fitted on and for the file's other conversations (held out) apart; a file with
+none of them is all held out. The shipped weights were fitted on conv-26, conv-30,
+conv-41 of ``locomo-dev.json`` and are validated on conv-42 and conv-43.
 
-Metric, per question: evidence recall@k = |evidence dia_ids among the dia_ids
-of the top k hits| / |evidence dia_ids|; reported as the mean over questions,
-overall and per category. Evidence ids are normalised (``"D8:6; D9:17"`` is two
-ids, ``"D:11:26"`` is ``D11:26``); questions left with no evidence id are
-skipped; an evidence id that names no stored turn counts as missed.
+Metrics, per question, each reported as the mean over questions, overall and per
+category:
+
+- turn recall@k (evidence recall) = |evidence dia_ids among the dia_ids of the top k
+  hits| / |evidence dia_ids|;
+- session recall@k = 1 when a session holding one of the evidence turns is among the
+  sessions of the top k hits (each hit counts for the session its turn came from),
+  else 0: the figure other long-term memory systems publish for LoCoMo.
+
+Evidence ids are normalised (``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is
+``D11:26``); questions left with no evidence id are skipped; an evidence id that
+names no stored turn counts as missed (and holds no session).
 """
 
 from __future__ import annotations
@@ -72,6 +81,7 @@ import re
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -169,7 +179,10 @@ def check_data(path: Path) -> list[dict[str, Any]]:
 def run(options: dict[str, Any], stdout: Writer) -> None:
     data = check_data(Path(options["path"]))
     if options["fit"]:
-        check_fit_on(data, str(options["fit_on"]), Path(options["path"]))
+        # --limit drops conversations before the fit: check what is left.
+        check_fit_on(
+            data[: options["limit"] or None], str(options["fit_on"]), Path(options["path"])
+        )
     path = str(Path(options["path"]).resolve())
     args = [
         path,
@@ -319,6 +332,11 @@ class Asked:
     evidence: set[str]
     found: dict[str, list[set[str]]]  # column -> the dia_ids of each hit, best first
     candidates: list[tuple[np.ndarray, float, set[str]]]  # (features, log_base, dia_ids)
+    session_of: dict[str, int]  # dia_id -> its session, for every turn of the conversation
+
+    @property
+    def evidence_sessions(self) -> set[int]:
+        return {self.session_of[e] for e in self.evidence if e in self.session_of}
 
 
 def ask(
@@ -360,9 +378,23 @@ def ask(
     return found, pool
 
 
-def recall_at(asked: Asked, column: str, k: int) -> float:
-    hit = set().union(*asked.found[column][:k]) if asked.found[column] else set()
-    return len(asked.evidence & hit) / len(asked.evidence)
+def turn_recall(asked: Asked, hits: list[set[str]], k: int) -> float:
+    """The share of the question's evidence turns among the top k hits."""
+    return len(asked.evidence & set().union(*hits[:k])) / len(asked.evidence)
+
+
+def session_recall(asked: Asked, hits: list[set[str]], k: int) -> float:
+    """1.0 when a session holding an evidence turn is a session of one of the top k hits."""
+    sessions = {asked.session_of[dia_id] for hit in hits[:k] for dia_id in hit}
+    return float(bool(asked.evidence_sessions & sessions))
+
+
+Metric = Callable[[Asked, list[set[str]], int], float]
+METRICS: dict[str, Metric] = {"turn": turn_recall, "session": session_recall}
+
+
+def recall_at(asked: Asked, column: str, k: int, metric: str = "turn") -> float:
+    return METRICS[metric](asked, asked.found[column], k)
 
 
 def last_session_date(rows: list[Turn]) -> datetime | None:
@@ -402,20 +434,18 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
         questions = [(q, ev) for q, ev in questions if ev]
         vectors: Any = embedder.embed([q["question"] for q, _ in questions]) if questions else []
         when = last_session_date(rows)
+        session_of = {turn.dia_id: turn.session for turn in rows}
         for store_mode, dia_of in stores.items():
             namespace = (
                 f"agent:locomo-{name}" if store_mode == "pipeline" else f"agent:locomo-bare-{name}"
             )
             for (q, evidence), vector in zip(questions, vectors, strict=True):
                 found, pool = ask(namespace, dia_of, q, evidence, np.asarray(vector), top_k, when)
-                asked[store_mode].append(Asked(name, q["category"], evidence, found, pool))
+                asked[store_mode].append(
+                    Asked(name, q["category"], evidence, found, pool, session_of)
+                )
     took = time.perf_counter() - started
     fp = embedder.fingerprint
-    names = sample_names(data)
-    # Without --fit the final columns use the shipped weights: what they were fitted on.
-    shipped = rerank.weights()
-    weights_fitted_on = fit_on if fit else (shipped.fitted_on if shipped else [])
-    fit_on, held_out = split(names, weights_fitted_on)
     print(
         f"locomo: {len(data)} conversations, {stored} turns per mode ({fp.provider}/{fp.model}), "
         f"{len(asked['pipeline'])} questions (categories 1-4) per mode, {took:.1f} s"
@@ -424,55 +454,82 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
         f"bare: {bare_memories} memories stored; {refused} turns refused by the gate or the "
         "guard (a turn that only asks, greetings, fragments); the rest merged by dedup"
     )
-    if fit:
-        fitted = fit_weights([a for m in STORES for a in asked[m] if a.conversation in fit_on])
-        write_weights(fitted, fit_on, held_out)
-        print(
-            f"second stage fitted on {', '.join(fit_on)}; weights written to memories/rerank.json"
-        )
-        print("  the final columns below used the previous weights; with the new ones:")
-        for store_mode in STORES:
-            for label, part in (("fitted on", fit_on), ("held out", held_out)):
-                subset = [a for a in asked[store_mode] if a.conversation in part]
-                cells = "  ".join(
-                    f"final@{k} {np.mean([rescored_recall(a, fitted, k) for a in subset]):.3f}"
-                    for k in cutoffs
-                )
-                print(f"  {store_mode:<8} {label:<10} ({len(subset)} questions): {cells}")
+    names = sample_names(data)
+    # The final columns use the weights in place before any --fit of this run: the split
+    # reported beside them is what those weights were fitted on, as far as this file holds it.
+    shipped = rerank.weights()
+    weights_fitted_on = shipped.fitted_on if shipped else []
+    fitted, held_out = split(names, weights_fitted_on)
     print(f"second stage weights fitted on: {', '.join(weights_fitted_on) or 'nothing'}")
     print(
-        f"  in this file: fitted on {', '.join(fit_on) or 'none'}; "
-        f"held out {', '.join(held_out) or 'none'}"
+        f"  in this file: fitted on {', '.join(fitted) or 'none'}; "
+        f"held out {', '.join(held_out) or 'none'}{'' if fitted else ' (the whole file)'}"
     )
+    if fit:
+        refit(asked, cutoffs, *split(names, fit_on))
+    print(f"turn recall@k: {TURN_RECALL}")
+    print(f"session recall@k: {SESSION_RECALL}")
     for store_mode in STORES:
-        report(store_mode, asked[store_mode], cutoffs, fit_on, held_out)
+        report(store_mode, asked[store_mode], cutoffs, fitted, held_out)
+
+
+TURN_RECALL = "the share of a question's evidence turns among the top k hits"
+SESSION_RECALL = (
+    "the share of questions with an evidence turn's session among the sessions of the "
+    "top k hits (the figure other memory systems publish)"
+)
+
+
+def refit(
+    asked: dict[str, list[Asked]], cutoffs: list[int], fit_on: list[str], held_out: list[str]
+) -> None:
+    """--fit: fit the second stage on ``fit_on`` (the file's conversations of --fit-on),
+    write the weights and say what they give on the fitted and the held-out ones."""
+    w = fit_weights([a for m in STORES for a in asked[m] if a.conversation in fit_on])
+    write_weights(w, fit_on, held_out)
+    print(f"second stage refitted on {', '.join(fit_on)}; weights written to memories/rerank.json")
+    print("  the final columns below used the previous weights; with the new ones:")
+    for store_mode in STORES:
+        for label, part in (("fitted on", fit_on), ("held out", held_out)):
+            subset = [a for a in asked[store_mode] if a.conversation in part]
+            for metric in METRICS if subset else ():
+                cells = "  ".join(
+                    f"final@{k} {np.mean([rescored_recall(a, w, k, metric) for a in subset]):.3f}"
+                    for k in cutoffs
+                )
+                print(f"  {store_mode:<8} {label:<10} ({len(subset)} questions), {metric}: {cells}")
 
 
 def report(
     store_mode: str, asked: list[Asked], cutoffs: list[int], fit_on: list[str], held_out: list[str]
 ) -> None:
     print(f"\n=== {store_mode} mode ===")
-    header = "recall@k".ljust(18) + "".join(
-        f"{name:>13}" for name in ("overall", *(f"{c}:{n}"[:12] for c, n in CATEGORIES.items()))
-    )
-    for k in cutoffs:
-        print(header.replace("@k", f"@{k}"))
-        for column in COLUMNS:
-            cells = [float(np.mean([recall_at(a, column, k) for a in asked]))]
-            for category in CATEGORIES:
-                values = [recall_at(a, column, k) for a in asked if a.category == category]
-                cells.append(float(np.mean(values)) if values else float("nan"))
-            print(f"  {column:<16}" + "".join(f"{v:>13.3f}" for v in cells))
+    for metric in METRICS:
+        for k in cutoffs:
+            table(asked, metric, k)
     for label, part in (("fitted on", fit_on), ("held out", held_out)):
         subset = [a for a in asked if a.conversation in part]
         if not subset:
             continue
-        line = "  ".join(
-            f"{column}@{k} {np.mean([recall_at(a, column, k) for a in subset]):.3f}"
-            for k in cutoffs
-            for column in ("hybrid", "final")
-        )
-        print(f"  {label:<10} ({len(subset)} questions): {line}")
+        for metric in METRICS:
+            line = "  ".join(
+                f"{column}@{k} {np.mean([recall_at(a, column, k, metric) for a in subset]):.3f}"
+                for k in cutoffs
+                for column in ("hybrid", "final")
+            )
+            print(f"  {label:<10} ({len(subset)} questions), {metric}: {line}")
+
+
+def table(asked: list[Asked], metric: str, k: int) -> None:
+    """One row per column: ``metric`` recall@k overall and per category."""
+    categories = (f"{c}:{n}"[:12] for c, n in CATEGORIES.items())
+    print(f"{metric} recall@{k}".ljust(18) + "".join(f"{n:>13}" for n in ("overall", *categories)))
+    for column in COLUMNS:
+        cells = [float(np.mean([recall_at(a, column, k, metric) for a in asked]))]
+        for category in CATEGORIES:
+            values = [recall_at(a, column, k, metric) for a in asked if a.category == category]
+            cells.append(float(np.mean(values)) if values else float("nan"))
+        print(f"  {column:<16}" + "".join(f"{v:>13.3f}" for v in cells))
 
 
 # --- Fitting the second stage -----------------------------------------------------------
@@ -524,14 +581,13 @@ def fit_weights(asked: list[Asked], l2: float = 1.0, rounds: int = 100) -> np.nd
     return w
 
 
-def rescored_recall(asked: Asked, w: np.ndarray, k: int) -> float:
+def rescored_recall(asked: Asked, w: np.ndarray, k: int, metric: str = "turn") -> float:
     """recall@k of the pool ordered by the model: what recall() gives with these weights."""
     if not asked.candidates:
         return 0.0
     x, _ = _design(asked)
     order = np.argsort(-(x @ w), kind="stable")[:k]
-    hit = set().union(*(asked.candidates[i][2] for i in order))
-    return len(asked.evidence & hit) / len(asked.evidence)
+    return METRICS[metric](asked, [asked.candidates[i][2] for i in order], k)
 
 
 def write_weights(w: np.ndarray, fit_on: list[str], held_out: list[str]) -> None:
