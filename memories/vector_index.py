@@ -98,6 +98,7 @@ QUANTIZED_MIN_VECTORS = 10_000
 # The shortlist the codes keep for the exact scores: k x this, at least _SHORTLIST_MIN.
 _SHORTLIST_FACTOR = 3
 _SHORTLIST_MIN = 64
+_SHORTLIST_PER = 8192  # one more exactly scored memory per this many in the namespace
 # sqlite-vec versions whose shadow-table layout _read_shadow decodes (checked by
 # tests/memories/test_vector_cache.py against the public SELECT).
 _SHADOW_FORMATS = frozenset({"v0.1.9"})
@@ -372,11 +373,14 @@ def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
 
 def _quantized_pays(snapshot: _Snapshot, k: int) -> bool:
     """The codes pay while the shortlist stays a small part of the namespace."""
-    return _shortlist(k) * 8 <= snapshot.size - snapshot.dead.size
+    alive = snapshot.size - snapshot.dead.size
+    return _shortlist(k, alive) * 8 <= alive
 
 
-def _shortlist(k: int) -> int:
-    return max(k * _SHORTLIST_FACTOR, _SHORTLIST_MIN)
+def _shortlist(k: int, size: int = 0) -> int:
+    """How many of the codes' best are scored exactly: a few times k, and more in a large
+    namespace, where more memories crowd the k-th score (1M: 122 for k=20)."""
+    return max(k * _SHORTLIST_FACTOR, _SHORTLIST_MIN, size // _SHORTLIST_PER)
 
 
 def _indexed(namespace: str) -> bool:
@@ -673,9 +677,9 @@ class _Snapshot:
         estimates = self.codes.scores(query, self.size)
         estimates[self.dead] = -np.inf
         alive = self.size - self.dead.size
-        take = min(_shortlist(k), alive)
-        shortlist = np.argpartition(estimates, estimates.size - take)[estimates.size - take :]
-        shortlist = np.sort(shortlist[estimates[shortlist] != -np.inf])
+        take = min(_shortlist(k, alive), alive)
+        shortlist = np.sort(_best_positions(estimates, take))
+        shortlist = shortlist[estimates[shortlist] != -np.inf]
         cosines = self.exact(query, shortlist)
         ids = self.ids[shortlist]
         order = np.lexsort((-ids, -cosines))[: min(k, shortlist.size)]
@@ -978,6 +982,26 @@ class _Codes:
 
 
 _CODE_BATCH = 8192
+_SAMPLE_STEP = 16  # every 16th estimate bounds the shortlist's score (_best_positions)
+
+
+def _best_positions(scores: Matrix, take: int) -> Ids:
+    """The positions of the ``take`` highest ``scores``, in no order.
+
+    A partition of a million scores costs more than the codes' scan is worth saving, so
+    a sample first bounds the take-th score: every 16th score's ``2 x take / 16``-th best.
+    When at least ``take`` scores reach that bound, the best ``take`` are all among them
+    (the take-th best reaches it too), and only those are partitioned; else everything is.
+    """
+    if scores.size >= 64 * take * _SAMPLE_STEP:
+        sample = scores[::_SAMPLE_STEP]
+        rank = max(1, 2 * take // _SAMPLE_STEP)
+        bound = np.partition(sample, sample.size - rank)[sample.size - rank]
+        above = np.flatnonzero(scores >= bound)
+        if above.size >= take:
+            best = np.argpartition(scores[above], above.size - take)[above.size - take :]
+            return above[best]
+    return np.argpartition(scores, scores.size - take)[scores.size - take :]
 
 
 # --- Small numeric helpers ------------------------------------------------------

@@ -37,6 +37,7 @@ def test_bench_recall_prints_latencies_and_the_ratio_to_numpy() -> None:
     assert re.search(rf"numpy baseline : p50 {NUMBER} ms, p95 {NUMBER} ms", out)
     assert re.search(rf"recall/numpy   : p50 {NUMBER}x, p95 {NUMBER}x", out)
     assert re.search(rf"vector list    : {NUMBER} of the exact top-20 found", out)
+    assert re.search(rf"vector list    : {NUMBER} of its hits score at least the exact 20-th", out)
     # 300 memories: below the quantized first pass's threshold on either database.
     assert "vector scan    : exact float32 product (the process's cached copy)" in out
 

@@ -107,3 +107,22 @@ def test_codes_estimate_each_cosine_closely() -> None:
     # Up to the query's own (positive) scale: compare after fitting it.
     factor = float(estimates @ exact / (estimates @ estimates))
     assert np.max(np.abs(estimates * factor - exact)) < 5e-3
+
+
+@pytest.mark.parametrize("take", [64, 122, 300])
+def test_the_sampled_bound_keeps_exactly_the_best(take: int) -> None:
+    """A million scores: the sample's bound only narrows where the partition looks."""
+    rng = np.random.default_rng(36)
+    scores = rng.standard_normal(1_000_000).astype(np.float32)
+    scores[rng.integers(0, scores.size, 1000)] = -np.inf  # dead rows
+    best = vector_index._best_positions(scores, take)
+    expected = np.argpartition(scores, scores.size - take)[scores.size - take :]
+    assert sorted(scores[best].tolist()) == sorted(scores[expected].tolist())
+    assert len(set(best.tolist())) == take
+
+
+def test_the_shortlist_grows_with_the_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vector_index, "_SHORTLIST_MIN", 64)  # the shipped value
+    assert vector_index._shortlist(20, 100_000) == 64
+    assert vector_index._shortlist(20, 1_000_000) == 122
+    assert vector_index._shortlist(50, 0) == 150
