@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
 from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
+from spaceduck.providers.embeddings.helper_thread import HelperThread
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -40,11 +43,14 @@ MIN_FILL = 0.75
 MAX_BATCH_TOKENS = 4096
 # Rows of the feed-forward intermediate processed at once (see _feed_forward).
 FFN_ROWS = 256
-# Output columns per weight block in forward_short.
-BLOCK = 32
+# Output columns per weight block in forward_short: 64 took ~10% less time than 32
+# for a 5-12 word question (same vectors to the bit), and is the widest that fits
+# the limit below.
+BLOCK = 64
 # One text of at most this many tokens takes forward_short: up to here its largest
-# block product, tokens x BLOCK x 1536, stays within OpenBLAS's small-matrix limit
-# of 1e6 multiply-adds (see the note above forward_short).
+# block product, tokens x BLOCK x 768 (half the feed-forward units, see Half), stays
+# within OpenBLAS's small-matrix limit of 1e6 multiply-adds (see the note above
+# forward_short).
 SHORT_TOKENS = 20
 # Added to scores of padding keys: exp() of it is exactly 0 in float32, and unlike
 # finfo.min it cannot overflow when softmax subtracts the row maximum.
@@ -125,6 +131,24 @@ def softmax_(scores: np.ndarray) -> None:
 
 
 @dataclass(frozen=True)
+class Half:
+    """Half of a layer for forward_short: its heads' and its feed-forward units' weights.
+
+    Attention and the feed-forward block each split into two independent halves
+    whose outputs add up (Megatron's split): half the heads' query, key and value
+    columns and the matching rows of the output projection; half the intermediate
+    units' up columns and the matching down rows. Each weight is in column blocks.
+    """
+
+    qkv_blocks: np.ndarray  # (3 * hidden / 2 / BLOCK, hidden, BLOCK)
+    qkv_b: np.ndarray
+    out_blocks: np.ndarray  # (hidden / BLOCK, hidden / 2, BLOCK)
+    up_blocks: np.ndarray  # (inner / 2 / BLOCK, hidden, BLOCK)
+    up_b: np.ndarray
+    down_blocks: np.ndarray  # (hidden / BLOCK, inner / 2, BLOCK)
+
+
+@dataclass(frozen=True)
 class Layer:
     # Dense weights are stored transposed ((in, out)) so the forward pass is x @ w;
     # query, key and value are fused into one (384, 1152) matmul, with the
@@ -141,11 +165,9 @@ class Layer:
     down_b: np.ndarray
     ln2_w: np.ndarray
     ln2_b: np.ndarray
-    # The same four weights again as column blocks for forward_short (+42 MB in all).
-    qkv_blocks: np.ndarray
-    out_blocks: np.ndarray
-    up_blocks: np.ndarray
-    down_blocks: np.ndarray
+    # The same weights again as column blocks for forward_short (+42 MB in all),
+    # split in two halves of the heads and of the feed-forward units.
+    halves: tuple[Half, Half]
 
 
 @dataclass(frozen=True)
@@ -171,6 +193,30 @@ def _blocks(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(rows, cols // BLOCK, BLOCK).transpose(1, 0, 2))
 
 
+def _half(
+    qkv_w: np.ndarray,
+    qkv_b: np.ndarray,
+    out_w: np.ndarray,
+    up_w: np.ndarray,
+    up_b: np.ndarray,
+    down_w: np.ndarray,
+    which: int,
+) -> Half:
+    hidden, inner = out_w.shape[0], up_w.shape[1]
+    # This half's columns of each of query, key and value (heads are consecutive columns).
+    cols = np.arange(which * hidden // 2, (which + 1) * hidden // 2)
+    qkv_cols = np.concatenate([cols + part * hidden for part in range(3)])
+    units = slice(which * inner // 2, (which + 1) * inner // 2)
+    return Half(
+        qkv_blocks=_blocks(qkv_w[:, qkv_cols]),
+        qkv_b=np.ascontiguousarray(qkv_b[qkv_cols]),
+        out_blocks=_blocks(out_w[cols]),
+        up_blocks=_blocks(up_w[:, units]),
+        up_b=np.ascontiguousarray(up_b[units]),
+        down_blocks=_blocks(down_w[units]),
+    )
+
+
 def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
     p = f"encoder.layer.{i}"
     att = f"{p}.attention.self"
@@ -180,25 +226,26 @@ def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
     qkv_parts[0], qkv_b[0] = qkv_parts[0] * scale, qkv_b[0] * scale
     qkv_w = np.ascontiguousarray(np.concatenate(qkv_parts, axis=1))
     out_w = _dense(t, f"{p}.attention.output.dense")
-    up_w = _dense(t, f"{p}.intermediate.dense")
+    up_w, up_b = _dense(t, f"{p}.intermediate.dense"), t[f"{p}.intermediate.dense.bias"]
     down_w = _dense(t, f"{p}.output.dense")
+    qkv_bias = np.concatenate(qkv_b)
     return Layer(
         qkv_w=qkv_w,
-        qkv_b=np.concatenate(qkv_b),
+        qkv_b=qkv_bias,
         out_w=out_w,
         out_b=t[f"{p}.attention.output.dense.bias"],
         ln1_w=t[f"{p}.attention.output.LayerNorm.weight"],
         ln1_b=t[f"{p}.attention.output.LayerNorm.bias"],
         up_w=up_w,
-        up_b=t[f"{p}.intermediate.dense.bias"],
+        up_b=up_b,
         down_w=down_w,
         down_b=t[f"{p}.output.dense.bias"],
         ln2_w=t[f"{p}.output.LayerNorm.weight"],
         ln2_b=t[f"{p}.output.LayerNorm.bias"],
-        qkv_blocks=_blocks(qkv_w),
-        out_blocks=_blocks(out_w),
-        up_blocks=_blocks(up_w),
-        down_blocks=_blocks(down_w),
+        halves=(
+            _half(qkv_w, qkv_bias, out_w, up_w, up_b, down_w, 0),
+            _half(qkv_w, qkv_bias, out_w, up_w, up_b, down_w, 1),
+        ),
     )
 
 
@@ -370,39 +417,69 @@ def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
 # --- Short path -------------------------------------------------------------------
 #
 # A short query has a handful of token rows, so each dense layer is a skinny
-# product, e.g. (8, 384) @ (384, 1536), whose cost is reading the weights (42 MB
-# for the six layers). For such a product OpenBLAS first copies ("packs") the whole
-# weight matrix, and splits the work over both cores: on a machine where another
-# process keeps one core busy, waiting for that second thread took one 8-token
-# query from ~12 ms to 336 ms. Cut into (in, BLOCK) column blocks, every product
-# stays under OpenBLAS's small-matrix limit (M*N*K <= 1e6 on AVX-512 CPUs), where
-# its small-matrix kernel reads the weights in place on the calling thread.
+# product, e.g. (11, 384) @ (384, 1536). For such a product OpenBLAS first copies
+# ("packs") the whole weight matrix, and splits the work over both cores: on a
+# machine where another process keeps one core busy, waiting for that second
+# thread took one 8-token query from ~12 ms to 336 ms. Cut into (in, BLOCK) column
+# blocks, every product stays under OpenBLAS's small-matrix limit (M*N*K <= 1e6 on
+# AVX-512 CPUs), where its small-matrix kernel reads the weights in place on the
+# calling thread.
+#
+# One core is then busy for the whole query: an 11-token question is ~120M
+# multiply-adds (~3 ms near one core's peak) over 42 MB of weights, read once.
+# Each layer's attention and feed-forward block split into two halves (see Half)
+# that can run at once: a Pair runs two calls and returns both results, one after
+# the other (serial) or the second on a helper thread (helper_thread.HelperThread),
+# which halves both the arithmetic and the weights each core reads.
+Pair = Callable[[Callable[[], np.ndarray], Callable[[], np.ndarray]], tuple[np.ndarray, np.ndarray]]
 
 
-def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """x @ w + bias, with w given as column blocks (see _blocks)."""
+def serial(
+    first: Callable[[], np.ndarray], second: Callable[[], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    return first(), second()
+
+
+def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """x @ w (+ bias), with w given as column blocks (see _blocks)."""
     count, _, width = blocks.shape
     parts = np.matmul(x, blocks)  # (count, tokens, width): one small product per block
     out = np.empty((len(x), count * width), dtype=np.float32)
     blocked_out = out.reshape(len(x), count, width)
-    np.add(parts.transpose(1, 0, 2), bias.reshape(count, width), out=blocked_out)
+    if bias is None:
+        np.copyto(blocked_out, parts.transpose(1, 0, 2))
+    else:
+        np.add(parts.transpose(1, 0, 2), bias.reshape(count, width), out=blocked_out)
     return out
 
 
-def _attend_short(m: Model, qkv: np.ndarray) -> np.ndarray:
-    """Multi-head attention over one text: (tokens, 3 * hidden) -> (tokens, hidden)."""
-    tokens, hidden = len(qkv), qkv.shape[1] // 3
-    head_dim = hidden // m.heads
+def _attend_short(heads: int, qkv: np.ndarray) -> np.ndarray:
+    """Multi-head attention over one text: (tokens, 3 * width) -> (tokens, width)."""
+    tokens, width = len(qkv), qkv.shape[1] // 3
+    head_dim = width // heads
     # (tokens, 3, heads, head_dim) -> (3, heads, tokens, head_dim); views, no copies
-    q, k, v = qkv.reshape(tokens, 3, m.heads, head_dim).transpose(1, 2, 0, 3)
+    q, k, v = qkv.reshape(tokens, 3, heads, head_dim).transpose(1, 2, 0, 3)
     scores = np.matmul(q, k.transpose(0, 2, 1))
     softmax_(scores)
-    context = np.empty((tokens, m.heads, head_dim), dtype=np.float32)
+    context = np.empty((tokens, heads, head_dim), dtype=np.float32)
     np.matmul(scores, v, out=context.transpose(1, 0, 2))
-    return context.reshape(tokens, hidden)
+    return context.reshape(tokens, width)
 
 
-def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
+def _attention_half(heads: int, half: Half, x: np.ndarray) -> np.ndarray:
+    """This half's heads' share of the attention output (no output bias)."""
+    qkv = _dense_short(x, half.qkv_blocks, half.qkv_b)
+    return _dense_short(_attend_short(heads, qkv), half.out_blocks)
+
+
+def _feed_forward_half(half: Half, x: np.ndarray) -> np.ndarray:
+    """This half's units' share of the feed-forward output (no output bias)."""
+    up = _dense_short(x, half.up_blocks, half.up_b)
+    gelu_(up, np.empty_like(up), np.empty_like(up))
+    return _dense_short(up, half.down_blocks)
+
+
+def forward_short(m: Model, token_ids: Sequence[int], pair: Pair = serial) -> np.ndarray:
     """forward() for one text: its mean-pooled, unnormalised vector.
 
     The same maths with blocked weights and no padding, grouping or scratch
@@ -414,15 +491,22 @@ def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     x += m.token_type[0]
     tmp = np.empty_like(x)
     layer_norm_(x, m.ln_w, m.ln_b, m.eps, tmp)
+    attention = partial(_attention_half, m.heads // 2)
     for layer in m.layers:
-        qkv = _dense_short(x, layer.qkv_blocks, layer.qkv_b)
-        x += _dense_short(_attend_short(m, qkv), layer.out_blocks, layer.out_b)
+        _residual_(x, pair(*(partial(attention, half, x) for half in layer.halves)), layer.out_b)
         layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, tmp)
-        up = _dense_short(x, layer.up_blocks, layer.up_b)
-        gelu_(up, np.empty_like(up), np.empty_like(up))
-        x += _dense_short(up, layer.down_blocks, layer.down_b)
+        ffn = (partial(_feed_forward_half, half, x) for half in layer.halves)
+        _residual_(x, pair(*ffn), layer.down_b)
         layer_norm_(x, layer.ln2_w, layer.ln2_b, m.eps, tmp)
     return x.mean(axis=0)
+
+
+def _residual_(x: np.ndarray, halves: tuple[np.ndarray, np.ndarray], bias: np.ndarray) -> None:
+    """x += the two halves' outputs + bias, in place."""
+    first, second = halves
+    first += second
+    first += bias
+    x += first
 
 
 def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
@@ -441,13 +525,27 @@ def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterato
 
 # --- Provider -------------------------------------------------------------------
 
+# One helper thread per process, shared by every embedder (see helper_thread.py).
+HELPER = HelperThread()
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity, not the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
 
 class LocalMiniLMEmbedder:
     fingerprint = Fingerprint("local", MODEL_NAME, DIMENSIONS)
 
-    def __init__(self, *, path: Path | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self, *, path: Path | None = None, batch_size: int = 64, threads: int | None = None
+    ) -> None:
         self._path = path or model_dir()
         self._batch_size = batch_size
+        # A short query's halves on two threads where there are two cores (helper_thread.py).
+        self._pair: Pair = HELPER.both if (threads or usable_cores()) > 1 else serial
         self._model: Model | None = None
         self._lock = threading.Lock()
 
@@ -483,7 +581,7 @@ class LocalMiniLMEmbedder:
         model = self._loaded()
         encodings = model.tokenizer.encode_batch(list(texts))
         if len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS:
-            out[0] = forward_short(model, encodings[0].ids)
+            out[0] = forward_short(model, encodings[0].ids, self._pair)
             return normalise_rows(out)
         lengths = np.array([len(e.ids) for e in encodings])
         # Longest first, so attention groups pad to lengths close to their own.
