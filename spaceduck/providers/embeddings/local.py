@@ -110,9 +110,15 @@ def layer_norm_(
     x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, tmp: np.ndarray
 ) -> None:
     """LayerNorm over the last axis of a 2-D x, in place; tmp is scratch shaped like x."""
-    x -= x.mean(axis=1, keepdims=True)
+    # Sums divided in place: what x.mean computes, to the bit, without its Python
+    # wrapper (~3 us of each of a short query's 13 LayerNorms).
+    width = np.float32(x.shape[1])
+    mean = np.add.reduce(x, axis=1, keepdims=True)
+    mean /= width
+    x -= mean
     np.square(x, out=tmp)
-    std = tmp.mean(axis=1, keepdims=True)
+    std = np.add.reduce(tmp, axis=1, keepdims=True)
+    std /= width
     std += eps
     np.sqrt(std, out=std)
     x /= std
