@@ -94,30 +94,6 @@ def test_each_reference_text_alone_matches_its_vector(
     assert {text: score for text, score in scores.items() if score < 0.9999} == {}
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_a_short_question_on_one_or_two_threads_matches_the_reference(
-    embedder: LocalMiniLMEmbedder, reference: dict[str, Any], threads: int
-) -> None:
-    on = LocalMiniLMEmbedder(threads=threads)
-    on._model = embedder._loaded()  # the same weights, loaded once for the module
-    assert on._pair == (local.HELPER.both if threads == 2 else local.serial)
-    expected = np.asarray(reference["embeddings"], dtype=np.float32)
-    scores = {
-        text: cosine(on.embed([text])[0], expected[i]) for i, text in enumerate(reference["texts"])
-    }
-    assert {text: score for text, score in scores.items() if score < 0.9999} == {}
-
-
-def test_two_threads_give_one_threads_vector(embedder: LocalMiniLMEmbedder) -> None:
-    model = embedder._loaded()
-    for text in MIXED_TEXTS:
-        ids = model.tokenizer.encode(text).ids
-        one = local.forward_short(model, ids, local.serial)
-        two = local.forward_short(model, ids, local.HELPER.both)
-        # The same products, summed in the same order: the thread does not change a bit.
-        np.testing.assert_array_equal(one, two, err_msg=text)
-
-
 def test_every_short_path_product_stays_under_openblass_small_matrix_limit(
     embedder: LocalMiniLMEmbedder,
 ) -> None:
@@ -127,13 +103,6 @@ def test_every_short_path_product_stays_under_openblass_small_matrix_limit(
             for blocks in (half.qkv_blocks, half.out_blocks, half.up_blocks, half.down_blocks):
                 _, inner, width = blocks.shape
                 assert local.SHORT_TOKENS * inner * width <= 1_000_000
-
-
-def test_one_core_means_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "usable_cores", lambda: 1)
-    assert LocalMiniLMEmbedder()._pair == local.serial
-    monkeypatch.setattr(local, "usable_cores", lambda: 2)
-    assert LocalMiniLMEmbedder()._pair == local.HELPER.both
 
 
 def test_the_short_path_gives_the_batch_paths_vector(embedder: LocalMiniLMEmbedder) -> None:
@@ -151,11 +120,9 @@ def test_only_one_text_of_up_to_short_tokens_takes_the_short_path(
     taken: list[str] = []
     real_short, real_forward = local.forward_short, local.forward
 
-    def short(
-        model: local.Model, ids: Sequence[int], pair: local.Pair = local.serial
-    ) -> np.ndarray:
+    def short(model: local.Model, ids: Sequence[int]) -> np.ndarray:
         taken.append("short")
-        return real_short(model, ids, pair)
+        return real_short(model, ids)
 
     def forward(model: local.Model, ids: Sequence[Sequence[int]]) -> np.ndarray:
         taken.append("batch")

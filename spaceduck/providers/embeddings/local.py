@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,6 @@ from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
 from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
-from spaceduck.providers.embeddings.helper_thread import HelperThread
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -141,9 +138,10 @@ class Half:
     """Half of a layer for forward_short: its heads' and its feed-forward units' weights.
 
     Attention and the feed-forward block each split into two independent halves
-    whose outputs add up (Megatron's split): half the heads' query, key and value
-    columns and the matching rows of the output projection; half the intermediate
-    units' up columns and the matching down rows. Each weight is in column blocks.
+    whose outputs add up: half the heads' query, key and value columns and the
+    matching rows of the output projection; half the intermediate units' up columns
+    and the matching down rows. Each weight is in column blocks (see the note above
+    forward_short for why halves).
     """
 
     qkv_blocks: np.ndarray  # (3 * hidden / 2 / BLOCK, hidden, BLOCK)
@@ -172,7 +170,7 @@ class Layer:
     ln2_w: np.ndarray
     ln2_b: np.ndarray
     # The same weights again as column blocks for forward_short (+42 MB in all),
-    # split in two halves of the heads and of the feed-forward units.
+    # in two halves of the heads and of the feed-forward units.
     halves: tuple[Half, Half]
 
 
@@ -431,19 +429,9 @@ def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
 # AVX-512 CPUs), where its small-matrix kernel reads the weights in place on the
 # calling thread.
 #
-# One core is then busy for the whole query: an 11-token question is ~120M
-# multiply-adds (~3 ms near one core's peak) over 42 MB of weights, read once.
-# Each layer's attention and feed-forward block split into two halves (see Half)
-# that can run at once: a Pair runs two calls and returns both results, one after
-# the other (serial) or the second on a helper thread (helper_thread.HelperThread),
-# which halves both the arithmetic and the weights each core reads.
-Pair = Callable[[Callable[[], np.ndarray], Callable[[], np.ndarray]], tuple[np.ndarray, np.ndarray]]
-
-
-def serial(
-    first: Callable[[], np.ndarray], second: Callable[[], np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    return first(), second()
+# Each layer's attention and feed-forward block run as two halves (see Half) whose
+# outputs add up: with the feed-forward's down projection cut in two, every block
+# product stays under that limit at 64-column blocks (see BLOCK).
 
 
 def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
@@ -485,7 +473,7 @@ def _feed_forward_half(half: Half, x: np.ndarray) -> np.ndarray:
     return _dense_short(up, half.down_blocks)
 
 
-def forward_short(m: Model, token_ids: Sequence[int], pair: Pair = serial) -> np.ndarray:
+def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     """forward() for one text: its mean-pooled, unnormalised vector.
 
     The same maths with blocked weights and no padding, grouping or scratch
@@ -497,17 +485,16 @@ def forward_short(m: Model, token_ids: Sequence[int], pair: Pair = serial) -> np
     x += m.token_type[0]
     tmp = np.empty_like(x)
     layer_norm_(x, m.ln_w, m.ln_b, m.eps, tmp)
-    attention = partial(_attention_half, m.heads // 2)
+    heads = m.heads // 2
     for layer in m.layers:
-        _residual_(x, pair(*(partial(attention, half, x) for half in layer.halves)), layer.out_b)
+        _residual_(x, [_attention_half(heads, half, x) for half in layer.halves], layer.out_b)
         layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, tmp)
-        ffn = (partial(_feed_forward_half, half, x) for half in layer.halves)
-        _residual_(x, pair(*ffn), layer.down_b)
+        _residual_(x, [_feed_forward_half(half, x) for half in layer.halves], layer.down_b)
         layer_norm_(x, layer.ln2_w, layer.ln2_b, m.eps, tmp)
     return x.mean(axis=0)
 
 
-def _residual_(x: np.ndarray, halves: tuple[np.ndarray, np.ndarray], bias: np.ndarray) -> None:
+def _residual_(x: np.ndarray, halves: list[np.ndarray], bias: np.ndarray) -> None:
     """x += the two halves' outputs + bias, in place."""
     first, second = halves
     first += second
@@ -531,27 +518,13 @@ def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterato
 
 # --- Provider -------------------------------------------------------------------
 
-# One helper thread per process, shared by every embedder (see helper_thread.py).
-HELPER = HelperThread()
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (its affinity, not the machine's count)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
 
 class LocalMiniLMEmbedder:
     fingerprint = Fingerprint("local", MODEL_NAME, DIMENSIONS)
 
-    def __init__(
-        self, *, path: Path | None = None, batch_size: int = 64, threads: int | None = None
-    ) -> None:
+    def __init__(self, *, path: Path | None = None, batch_size: int = 64) -> None:
         self._path = path or model_dir()
         self._batch_size = batch_size
-        # A short query's halves on two threads where there are two cores (helper_thread.py).
-        self._pair: Pair = HELPER.both if (threads or usable_cores()) > 1 else serial
         self._model: Model | None = None
         self._lock = threading.Lock()
 
@@ -587,7 +560,7 @@ class LocalMiniLMEmbedder:
         model = self._loaded()
         encodings = model.tokenizer.encode_batch(list(texts))
         if len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS:
-            out[0] = forward_short(model, encodings[0].ids, self._pair)
+            out[0] = forward_short(model, encodings[0].ids)
             return normalise_rows(out)
         lengths = np.array([len(e.ids) for e in encodings])
         # Longest first, so attention groups pad to lengths close to their own.
