@@ -434,16 +434,13 @@ def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
 # product stays under that limit at 64-column blocks (see BLOCK).
 
 
-def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
-    """x @ w (+ bias), with w given as column blocks (see _blocks)."""
+def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """x @ w + bias, with w given as column blocks (see _blocks)."""
     count, _, width = blocks.shape
     parts = np.matmul(x, blocks)  # (count, tokens, width): one small product per block
     out = np.empty((len(x), count * width), dtype=np.float32)
     blocked_out = out.reshape(len(x), count, width)
-    if bias is None:
-        np.copyto(blocked_out, parts.transpose(1, 0, 2))
-    else:
-        np.add(parts.transpose(1, 0, 2), bias.reshape(count, width), out=blocked_out)
+    np.add(parts.transpose(1, 0, 2), bias.reshape(count, width), out=blocked_out)
     return out
 
 
@@ -461,16 +458,16 @@ def _attend_short(heads: int, qkv: np.ndarray) -> np.ndarray:
 
 
 def _attention_half(heads: int, half: Half, x: np.ndarray) -> np.ndarray:
-    """This half's heads' share of the attention output (no output bias)."""
+    """This half's heads' share of the attention output, as blocks (see _residual_)."""
     qkv = _dense_short(x, half.qkv_blocks, half.qkv_b)
-    return _dense_short(_attend_short(heads, qkv), half.out_blocks)
+    return np.matmul(_attend_short(heads, qkv), half.out_blocks)
 
 
 def _feed_forward_half(half: Half, x: np.ndarray) -> np.ndarray:
-    """This half's units' share of the feed-forward output (no output bias)."""
+    """This half's units' share of the feed-forward output, as blocks (see _residual_)."""
     up = _dense_short(x, half.up_blocks, half.up_b)
     gelu_(up, np.empty_like(up), np.empty_like(up))
-    return _dense_short(up, half.down_blocks)
+    return np.matmul(up, half.down_blocks)
 
 
 def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
@@ -495,11 +492,16 @@ def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
 
 
 def _residual_(x: np.ndarray, halves: list[np.ndarray], bias: np.ndarray) -> None:
-    """x += the two halves' outputs + bias, in place."""
-    first, second = halves
-    first += second
-    first += bias
-    x += first
+    """x += the halves' outputs + bias, in place.
+
+    Each half's output comes as its block products, (hidden / BLOCK, tokens, BLOCK),
+    added straight into x seen as (tokens, hidden / BLOCK, BLOCK): no copy into
+    (tokens, hidden) layout first.
+    """
+    blocked = x.reshape(len(x), -1, BLOCK)  # a view: x is contiguous
+    for part in halves:
+        blocked += part.transpose(1, 0, 2)
+    x += bias
 
 
 def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
