@@ -45,7 +45,7 @@ FFN_ROWS = 256
 # the limit below.
 BLOCK = 64
 # One text of at most this many tokens takes forward_short: up to here its largest
-# block product, tokens x BLOCK x 768 (half the feed-forward units, see Half), stays
+# block product, tokens x BLOCK x 768 (half the down projection's input), stays
 # within OpenBLAS's small-matrix limit of 1e6 multiply-adds (see the note above
 # forward_short).
 SHORT_TOKENS = 20
@@ -134,25 +134,6 @@ def softmax_(scores: np.ndarray) -> None:
 
 
 @dataclass(frozen=True)
-class Half:
-    """Half of a layer for forward_short: its heads' and its feed-forward units' weights.
-
-    Attention and the feed-forward block each split into two independent halves
-    whose outputs add up: half the heads' query, key and value columns and the
-    matching rows of the output projection; half the intermediate units' up columns
-    and the matching down rows. Each weight is in column blocks (see the note above
-    forward_short for why halves).
-    """
-
-    qkv_blocks: np.ndarray  # (3 * hidden / 2 / BLOCK, hidden, BLOCK)
-    qkv_b: np.ndarray
-    out_blocks: np.ndarray  # (hidden / BLOCK, hidden / 2, BLOCK)
-    up_blocks: np.ndarray  # (inner / 2 / BLOCK, hidden, BLOCK)
-    up_b: np.ndarray
-    down_blocks: np.ndarray  # (hidden / BLOCK, inner / 2, BLOCK)
-
-
-@dataclass(frozen=True)
 class Layer:
     # Dense weights are stored transposed ((in, out)) so the forward pass is x @ w;
     # query, key and value are fused into one (384, 1152) matmul, with the
@@ -169,9 +150,12 @@ class Layer:
     down_b: np.ndarray
     ln2_w: np.ndarray
     ln2_b: np.ndarray
-    # The same weights again as column blocks for forward_short (+42 MB in all),
-    # in two halves of the heads and of the feed-forward units.
-    halves: tuple[Half, Half]
+    # The same four weights again as column blocks for forward_short (+42 MB in all);
+    # the down projection's also cut in two along its input (see SHORT_TOKENS).
+    qkv_blocks: np.ndarray
+    out_blocks: np.ndarray
+    up_blocks: np.ndarray
+    down_blocks: tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -197,30 +181,6 @@ def _blocks(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(rows, cols // BLOCK, BLOCK).transpose(1, 0, 2))
 
 
-def _half(
-    qkv_w: np.ndarray,
-    qkv_b: np.ndarray,
-    out_w: np.ndarray,
-    up_w: np.ndarray,
-    up_b: np.ndarray,
-    down_w: np.ndarray,
-    which: int,
-) -> Half:
-    hidden, inner = out_w.shape[0], up_w.shape[1]
-    # This half's columns of each of query, key and value (heads are consecutive columns).
-    cols = np.arange(which * hidden // 2, (which + 1) * hidden // 2)
-    qkv_cols = np.concatenate([cols + part * hidden for part in range(3)])
-    units = slice(which * inner // 2, (which + 1) * inner // 2)
-    return Half(
-        qkv_blocks=_blocks(qkv_w[:, qkv_cols]),
-        qkv_b=np.ascontiguousarray(qkv_b[qkv_cols]),
-        out_blocks=_blocks(out_w[cols]),
-        up_blocks=_blocks(up_w[:, units]),
-        up_b=np.ascontiguousarray(up_b[units]),
-        down_blocks=_blocks(down_w[units]),
-    )
-
-
 def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
     p = f"encoder.layer.{i}"
     att = f"{p}.attention.self"
@@ -230,26 +190,26 @@ def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
     qkv_parts[0], qkv_b[0] = qkv_parts[0] * scale, qkv_b[0] * scale
     qkv_w = np.ascontiguousarray(np.concatenate(qkv_parts, axis=1))
     out_w = _dense(t, f"{p}.attention.output.dense")
-    up_w, up_b = _dense(t, f"{p}.intermediate.dense"), t[f"{p}.intermediate.dense.bias"]
+    up_w = _dense(t, f"{p}.intermediate.dense")
     down_w = _dense(t, f"{p}.output.dense")
-    qkv_bias = np.concatenate(qkv_b)
+    half = len(down_w) // 2
     return Layer(
         qkv_w=qkv_w,
-        qkv_b=qkv_bias,
+        qkv_b=np.concatenate(qkv_b),
         out_w=out_w,
         out_b=t[f"{p}.attention.output.dense.bias"],
         ln1_w=t[f"{p}.attention.output.LayerNorm.weight"],
         ln1_b=t[f"{p}.attention.output.LayerNorm.bias"],
         up_w=up_w,
-        up_b=up_b,
+        up_b=t[f"{p}.intermediate.dense.bias"],
         down_w=down_w,
         down_b=t[f"{p}.output.dense.bias"],
         ln2_w=t[f"{p}.output.LayerNorm.weight"],
         ln2_b=t[f"{p}.output.LayerNorm.bias"],
-        halves=(
-            _half(qkv_w, qkv_bias, out_w, up_w, up_b, down_w, 0),
-            _half(qkv_w, qkv_bias, out_w, up_w, up_b, down_w, 1),
-        ),
+        qkv_blocks=_blocks(qkv_w),
+        out_blocks=_blocks(out_w),
+        up_blocks=_blocks(up_w),
+        down_blocks=(_blocks(down_w[:half]), _blocks(down_w[half:])),
     )
 
 
@@ -429,9 +389,8 @@ def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
 # AVX-512 CPUs), where its small-matrix kernel reads the weights in place on the
 # calling thread.
 #
-# Each layer's attention and feed-forward block run as two halves (see Half) whose
-# outputs add up: with the feed-forward's down projection cut in two, every block
-# product stays under that limit at 64-column blocks (see BLOCK).
+# The down projection's input is cut in two halves whose products add up: so every
+# block product stays under that limit at 64-column blocks (see BLOCK).
 
 
 def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -457,19 +416,6 @@ def _attend_short(heads: int, qkv: np.ndarray) -> np.ndarray:
     return context.reshape(tokens, width)
 
 
-def _attention_half(heads: int, half: Half, x: np.ndarray) -> np.ndarray:
-    """This half's heads' share of the attention output, as blocks (see _residual_)."""
-    qkv = _dense_short(x, half.qkv_blocks, half.qkv_b)
-    return np.matmul(_attend_short(heads, qkv), half.out_blocks)
-
-
-def _feed_forward_half(half: Half, x: np.ndarray) -> np.ndarray:
-    """This half's units' share of the feed-forward output, as blocks (see _residual_)."""
-    up = _dense_short(x, half.up_blocks, half.up_b)
-    gelu_(up, np.empty_like(up), np.empty_like(up))
-    return np.matmul(up, half.down_blocks)
-
-
 def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     """forward() for one text: its mean-pooled, unnormalised vector.
 
@@ -482,24 +428,28 @@ def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     x += m.token_type[0]
     tmp = np.empty_like(x)
     layer_norm_(x, m.ln_w, m.ln_b, m.eps, tmp)
-    heads = m.heads // 2
     for layer in m.layers:
-        _residual_(x, [_attention_half(heads, half, x) for half in layer.halves], layer.out_b)
+        qkv = _dense_short(x, layer.qkv_blocks, layer.qkv_b)
+        _residual_(x, [np.matmul(_attend_short(m.heads, qkv), layer.out_blocks)], layer.out_b)
         layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, tmp)
-        _residual_(x, [_feed_forward_half(half, x) for half in layer.halves], layer.down_b)
+        up = _dense_short(x, layer.up_blocks, layer.up_b)
+        gelu_(up, np.empty_like(up), np.empty_like(up))
+        half = up.shape[1] // 2
+        down = [np.matmul(up[:, :half], layer.down_blocks[0])]
+        down.append(np.matmul(up[:, half:], layer.down_blocks[1]))
+        _residual_(x, down, layer.down_b)
         layer_norm_(x, layer.ln2_w, layer.ln2_b, m.eps, tmp)
     return x.mean(axis=0)
 
 
-def _residual_(x: np.ndarray, halves: list[np.ndarray], bias: np.ndarray) -> None:
-    """x += the halves' outputs + bias, in place.
+def _residual_(x: np.ndarray, parts: list[np.ndarray], bias: np.ndarray) -> None:
+    """x += the sum of parts + bias, in place.
 
-    Each half's output comes as its block products, (hidden / BLOCK, tokens, BLOCK),
-    added straight into x seen as (tokens, hidden / BLOCK, BLOCK): no copy into
-    (tokens, hidden) layout first.
+    Each part comes as block products, (hidden / BLOCK, tokens, BLOCK), added straight
+    into x seen as (tokens, hidden / BLOCK, BLOCK): no copy into (tokens, hidden) first.
     """
     blocked = x.reshape(len(x), -1, BLOCK)  # a view: x is contiguous
-    for part in halves:
+    for part in parts:
         blocked += part.transpose(1, 0, 2)
     x += bias
 
