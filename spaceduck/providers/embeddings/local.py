@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -21,6 +21,7 @@ import numpy as np
 from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
+from spaceduck.providers.embeddings import onnx_short
 from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -416,18 +417,24 @@ def _attend_short(heads: int, qkv: np.ndarray) -> np.ndarray:
     return context.reshape(tokens, width)
 
 
+def embeddings_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
+    """One text's normalised input embeddings, (tokens, hidden): what the layers read."""
+    ids = np.asarray(token_ids, dtype=np.int64)
+    x = m.word[ids]
+    x += m.position[: len(ids)]
+    x += m.token_type[0]
+    layer_norm_(x, m.ln_w, m.ln_b, m.eps, np.empty_like(x))
+    return x
+
+
 def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     """forward() for one text: its mean-pooled, unnormalised vector.
 
     The same maths with blocked weights and no padding, grouping or scratch
     machinery; equal to forward() up to float rounding (BLAS sums in another order).
     """
-    ids = np.asarray(token_ids, dtype=np.int64)
-    x = m.word[ids]
-    x += m.position[: len(ids)]
-    x += m.token_type[0]
+    x = embeddings_short(m, token_ids)
     tmp = np.empty_like(x)
-    layer_norm_(x, m.ln_w, m.ln_b, m.eps, tmp)
     for layer in m.layers:
         qkv = _dense_short(x, layer.qkv_blocks, layer.qkv_b)
         _residual_(x, [np.matmul(_attend_short(m.heads, qkv), layer.out_blocks)], layer.out_b)
@@ -474,11 +481,16 @@ def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterato
 class LocalMiniLMEmbedder:
     fingerprint = Fingerprint("local", MODEL_NAME, DIMENSIONS)
 
-    def __init__(self, *, path: Path | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self, *, path: Path | None = None, batch_size: int = 64, onnx: bool | None = None
+    ) -> None:
         self._path = path or model_dir()
         self._batch_size = batch_size
         self._model: Model | None = None
         self._lock = threading.Lock()
+        # One short text through ONNX Runtime where it is installed (onnx_short.py says why).
+        self._onnx = onnx_short.available() if onnx is None else onnx
+        self._short: Callable[[Sequence[int]], np.ndarray] | None = None
 
     @classmethod
     def from_settings(cls, conf: Mapping[str, Any]) -> LocalMiniLMEmbedder:
@@ -502,8 +514,16 @@ class LocalMiniLMEmbedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = load_model(self._path)
+                    model = load_model(self._path)
+                    self._short = self._short_path(model)
+                    self._model = model
         return self._model
+
+    def _short_path(self, model: Model) -> Callable[[Sequence[int]], np.ndarray]:
+        if not self._onnx:
+            return lambda ids: forward_short(model, ids)
+        session = onnx_short.ShortSession(model)
+        return lambda ids: session(embeddings_short(model, ids))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
@@ -512,7 +532,8 @@ class LocalMiniLMEmbedder:
         model = self._loaded()
         encodings = model.tokenizer.encode_batch(list(texts))
         if len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS:
-            out[0] = forward_short(model, encodings[0].ids)
+            assert self._short is not None  # set with the model
+            out[0] = self._short(encodings[0].ids)
             return normalise_rows(out)
         lengths = np.array([len(e.ids) for e in encodings])
         # Longest first, so attention groups pad to lengths close to their own.
