@@ -13,6 +13,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -461,6 +462,10 @@ def _residual_(x: np.ndarray, parts: list[np.ndarray], bias: np.ndarray) -> None
     x += bias
 
 
+def _through(session: onnx_short.ShortSession, m: Model, token_ids: Sequence[int]) -> np.ndarray:
+    return session(embeddings_short(m, token_ids))
+
+
 def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
     """Consecutive runs of ``order`` with at most batch_size rows and MAX_BATCH_TOKENS tokens."""
     start = 0
@@ -522,15 +527,21 @@ class LocalMiniLMEmbedder:
     def _short_path(self, model: Model) -> Callable[[Sequence[int]], np.ndarray]:
         if not self._onnx:
             return lambda ids: forward_short(model, ids)
-        session = onnx_short.ShortSession(model)
-        return lambda ids: session(embeddings_short(model, ids))
+        # One thread, and two where there are two cores, whichever is faster lately.
+        counts = [1, 2] if onnx_short.usable_cores() > 1 else [1]
+        sessions = [onnx_short.ShortSession(model, threads) for threads in counts]
+        return onnx_short.Fastest([partial(_through, session, model) for session in sessions])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
         model = self._loaded()
-        encodings = model.tokenizer.encode_batch(list(texts))
+        # One text on the calling thread: encode_batch goes through the tokenizers' pool.
+        if len(texts) == 1:
+            encodings = [model.tokenizer.encode(texts[0])]
+        else:
+            encodings = model.tokenizer.encode_batch(list(texts))
         if len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS:
             assert self._short is not None  # set with the model
             out[0] = self._short(encodings[0].ids)
