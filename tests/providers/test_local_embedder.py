@@ -270,12 +270,3 @@ def test_onnx_runtime_takes_one_short_text_only(
 def test_without_onnx_runtime_the_numpy_short_path_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(onnx_short, "available", lambda: False)
     assert LocalMiniLMEmbedder()._onnx is False
-
-
-def test_onnx_runtime_runs_on_one_thread_and_on_two_where_there_are_two_cores(
-    onnx_embedder: LocalMiniLMEmbedder,
-) -> None:
-    onnx_embedder.embed(["Call me Ada."])
-    short = onnx_embedder._short
-    assert isinstance(short, onnx_short.Fastest)
-    assert len(short.paths) == min(2, onnx_short.usable_cores())

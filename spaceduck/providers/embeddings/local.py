@@ -527,10 +527,7 @@ class LocalMiniLMEmbedder:
     def _short_path(self, model: Model) -> Callable[[Sequence[int]], np.ndarray]:
         if not self._onnx:
             return lambda ids: forward_short(model, ids)
-        # One thread, and two where there are two cores, whichever is faster lately.
-        counts = [1, 2] if onnx_short.usable_cores() > 1 else [1]
-        sessions = [onnx_short.ShortSession(model, threads) for threads in counts]
-        return onnx_short.Fastest([partial(_through, session, model) for session in sessions])
+        return partial(_through, onnx_short.ShortSession(model), model)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)

@@ -1,24 +1,22 @@
-"""A short question's encoder layers through ONNX Runtime, on one or two threads.
+"""A short question's encoder layers through ONNX Runtime, on the calling thread.
 
 Optional (``pip install 'spaceduck[onnx]'``): without onnxruntime and onnx the numpy
 short path runs. The graph is built here from the weights local.py loaded (no file,
 no download): the same maths as forward_short, exact-erf GELU, float32 throughout;
-the reference vectors stay at cosine 0.9999999. Measured as question/scan p95 (the
-100k exact scan timed alternately, one BLAS thread) in the same runs: one thread
-0.53-0.62x where numpy's short path took 0.68-0.75x (machine busy with other jobs),
-0.55-0.57x against 0.67x with the CPU favoured. Two threads took 0.35-0.42x with the
-CPU favoured but 1.26x in a run on the busy machine, where the run waits for a pool
-thread that gets no core (the trade spaceduck/blas.py makes for BLAS threads): so
-Fastest runs whichever of the two has been faster lately.
+the reference vectors stay at cosine 0.9999999.
+
+Measured as question/scan p95 (the 100k exact scan, one BLAS thread), all timed
+alternately in one run: numpy's short path / this on one thread / this on one or two
+threads (whichever had been faster over the last questions) took 0.67x / 0.58x /
+1.18x with other jobs on the machine, and 0.72x / 0.61x / 0.56x with the CPU favoured
+(chrt). A second thread gains little when a core is free and doubles p95 when it is
+not (the run waits for a pool thread that gets no core): the trade spaceduck/blas.py
+makes for BLAS threads. So one thread.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
-from collections import deque
-from collections.abc import Callable, Sequence
-from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,22 +26,10 @@ if TYPE_CHECKING:
 
 OPSET = 18  # LayerNormalization is a standard operator from opset 17 on
 IR_VERSION = 9  # what onnxruntime >= 1.15 reads
-# Fastest tries a path that is not the fastest one question in EXPLORE, so that a
-# change of load is seen; a path's cost is the median of its last WINDOW times (one
-# slow run, a first run's allocations or a moment's load, does not decide).
-EXPLORE = 32
-WINDOW = 5
 
 
 def available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (its affinity, not the machine's count)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 class _Graph:
@@ -133,15 +119,12 @@ def model_bytes(m: Model) -> bytes:
 class ShortSession:
     """forward_short's layers in one ONNX Runtime session (thread-safe, as run() is)."""
 
-    def __init__(self, m: Model, threads: int) -> None:
+    def __init__(self, m: Model) -> None:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads  # 1: the caller's thread alone
+        options.intra_op_num_threads = 1  # the caller's thread alone: see the module's note
         options.inter_op_num_threads = 1
-        # The pool may spin between a run's operators but stops when the run ends: idle
-        # spinning threads are what spaceduck/blas.py keeps out of serving processes.
-        options.add_session_config_entry("session.force_spinning_stop", "1")
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(
@@ -154,37 +137,3 @@ class ShortSession:
         """The mean-pooled vector of one text's embeddings x, (tokens, hidden)."""
         (pooled,) = self._session.run(["pooled"], {"x": x})
         return np.asarray(pooled, dtype=np.float32)
-
-
-class Fastest:
-    """Runs one of several equivalent paths: the one with the lowest recent time per token.
-
-    Every path is tried first; then the fastest runs, and one question in EXPLORE goes
-    to another path in turn, so that a path that became faster (the machine's other
-    core freed) or slower (taken by another job) is noticed within a few hundred
-    questions. Races between threads only blur the record.
-    """
-
-    def __init__(self, paths: Sequence[Callable[[Sequence[int]], np.ndarray]]) -> None:
-        self.paths = list(paths)
-        self.times: list[deque[float]] = [deque(maxlen=WINDOW) for _ in self.paths]
-        self._asked = 0
-
-    def __call__(self, ids: Sequence[int]) -> np.ndarray:
-        index = self._pick()
-        started = perf_counter()
-        out = self.paths[index](ids)
-        self.times[index].append((perf_counter() - started) / max(1, len(ids)))
-        return out
-
-    def cost(self, index: int) -> float:
-        """Seconds per token lately (the median of the last WINDOW runs); 0 if never run."""
-        return float(np.median(self.times[index])) if self.times[index] else 0.0
-
-    def _pick(self) -> int:
-        self._asked += 1
-        best = min(range(len(self.paths)), key=self.cost)
-        others = [i for i in range(len(self.paths)) if i != best]
-        if others and self._asked % EXPLORE == 0:
-            return others[(self._asked // EXPLORE) % len(others)]
-        return best
