@@ -405,17 +405,17 @@ def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray) -> np.ndar
     return out
 
 
-def _attend_short(heads: int, qkv: np.ndarray) -> np.ndarray:
-    """Multi-head attention over one text: (tokens, 3 * width) -> (tokens, width)."""
-    tokens, width = len(qkv), qkv.shape[1] // 3
-    head_dim = width // heads
+def _attend_short(m: Model, qkv: np.ndarray) -> np.ndarray:
+    """Multi-head attention over one text: (tokens, 3 * hidden) -> (tokens, hidden)."""
+    tokens, hidden = len(qkv), qkv.shape[1] // 3
+    head_dim = hidden // m.heads
     # (tokens, 3, heads, head_dim) -> (3, heads, tokens, head_dim); views, no copies
-    q, k, v = qkv.reshape(tokens, 3, heads, head_dim).transpose(1, 2, 0, 3)
+    q, k, v = qkv.reshape(tokens, 3, m.heads, head_dim).transpose(1, 2, 0, 3)
     scores = np.matmul(q, k.transpose(0, 2, 1))
     softmax_(scores)
-    context = np.empty((tokens, heads, head_dim), dtype=np.float32)
+    context = np.empty((tokens, m.heads, head_dim), dtype=np.float32)
     np.matmul(scores, v, out=context.transpose(1, 0, 2))
-    return context.reshape(tokens, width)
+    return context.reshape(tokens, hidden)
 
 
 def embeddings_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
@@ -438,7 +438,7 @@ def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     tmp = np.empty_like(x)
     for layer in m.layers:
         qkv = _dense_short(x, layer.qkv_blocks, layer.qkv_b)
-        _residual_(x, [np.matmul(_attend_short(m.heads, qkv), layer.out_blocks)], layer.out_b)
+        _residual_(x, [np.matmul(_attend_short(m, qkv), layer.out_blocks)], layer.out_b)
         layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, tmp)
         up = _dense_short(x, layer.up_blocks, layer.up_b)
         gelu_(up, np.empty_like(up), np.empty_like(up))
@@ -463,6 +463,7 @@ def _residual_(x: np.ndarray, parts: list[np.ndarray], bias: np.ndarray) -> None
 
 
 def _through(session: onnx_short.ShortSession, m: Model, token_ids: Sequence[int]) -> np.ndarray:
+    """forward_short's result, the layers run by ONNX Runtime (onnx_short.py)."""
     return session(embeddings_short(m, token_ids))
 
 
