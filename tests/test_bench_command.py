@@ -13,12 +13,35 @@ NUMBER = r"\d+(\.\d+)?"
 
 def test_bench_embed_prints_batch_query_and_ratio_timings() -> None:
     buf = StringIO()
-    call_command("bench", "embed", "--provider", "hash", "--repeat", "2", stdout=buf)
+    call_command(
+        "bench", "embed", "--provider", "hash", "--repeat", "2",
+        "--scan-size", "1000", "--scan-rounds", "3", stdout=buf,
+    )  # fmt: skip
     out = buf.getvalue()
     assert "hash/blake2b-words-trigrams-v1/384d" in out
     assert re.search(rf"batch of 64: median {NUMBER} ms/text, p95 {NUMBER} ms/text", out)
     assert re.search(rf"single query: median {NUMBER} ms, p95 {NUMBER} ms", out)
     assert re.search(rf"ratio to hash: batch {NUMBER}x, query {NUMBER}x", out)
+    # A question timed alternately with the exact scan recall is compared with.
+    assert "question vs 1000 scan: 3 rounds alternately" in out
+    assert re.search(rf"question     : p50 {NUMBER} ms, p95 {NUMBER} ms", out)
+    assert re.search(rf"exact scan   : p50 {NUMBER} ms, p95 {NUMBER} ms \(1000 x 384", out)
+    assert re.search(rf"question/scan: p50 {NUMBER}x, p95 {NUMBER}x", out)
+    assert re.search(rf"cached question: median {NUMBER} us, p95 {NUMBER} us", out)
+    assert "reference vectors" not in out  # the reference file is the local model's
+
+
+def test_bench_embed_checks_the_local_models_vectors_against_the_reference() -> None:
+    buf = StringIO()
+    call_command(
+        "bench", "embed", "--repeat", "1", "--scan-size", "1000", "--scan-rounds", "3",
+        stdout=buf,
+    )  # fmt: skip
+    found = re.search(rf"reference vectors: \d+ texts, worst cosine one at a time ({NUMBER}), "
+                      rf"in a batch ({NUMBER})", buf.getvalue())  # fmt: skip
+    assert found, buf.getvalue()
+    assert float(found.group(1)) >= 0.9999
+    assert float(found.group(3)) >= 0.9999
 
 
 def test_bench_needs_a_known_benchmark_name() -> None:

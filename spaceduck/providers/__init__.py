@@ -2,16 +2,19 @@
 
 ``get_embedder()`` and ``get_chat()`` build the configured provider once per
 process; ``reset_providers()`` forgets them (tests that change settings).
+``query_vector()`` embeds recall's question through a cache of recent ones.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
 from django.conf import settings
 
 from spaceduck.providers.chat.base import ChatProvider
 from spaceduck.providers.embeddings.base import Embedder
+from spaceduck.providers.embeddings.query_cache import QueryCache
 from spaceduck.providers.errors import ProviderError
 
 __all__ = [
@@ -21,8 +24,11 @@ __all__ = [
     "embedder_for",
     "get_chat",
     "get_embedder",
+    "query_vector",
     "reset_providers",
 ]
+
+QUERY_CACHE = QueryCache()
 
 
 def get_embedder() -> Embedder:
@@ -54,6 +60,11 @@ def embedder_for(conf_items: tuple[tuple[str, object], ...]) -> Embedder:
     return OpenAIEmbedder.from_settings(conf)
 
 
+def query_vector(embedder: Embedder, text: str) -> np.ndarray:
+    """``embedder``'s (read-only) vector of a recall question, cached (query_cache.py)."""
+    return QUERY_CACHE.vector(embedder, text)
+
+
 @cache
 def get_chat() -> ChatProvider:
     conf = settings.SPACEDUCK_CHAT
@@ -69,3 +80,4 @@ def get_chat() -> ChatProvider:
 def reset_providers() -> None:
     embedder_for.cache_clear()
     get_chat.cache_clear()
+    QUERY_CACHE.clear()

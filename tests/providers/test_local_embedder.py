@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from spaceduck.providers import get_embedder, reset_providers
-from spaceduck.providers.embeddings import local
+from spaceduck.providers.embeddings import local, onnx_short
 from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
 from spaceduck.providers.embeddings.local import LocalMiniLMEmbedder
 
@@ -94,6 +94,16 @@ def test_each_reference_text_alone_matches_its_vector(
     assert {text: score for text, score in scores.items() if score < 0.9999} == {}
 
 
+def test_every_short_path_product_stays_under_openblass_small_matrix_limit(
+    embedder: LocalMiniLMEmbedder,
+) -> None:
+    # Above 1e6 multiply-adds OpenBLAS packs the weights and may wait for its threads.
+    for layer in embedder._loaded().layers:
+        for blocks in (layer.qkv_blocks, layer.out_blocks, layer.up_blocks, *layer.down_blocks):
+            _, inner, width = blocks.shape
+            assert local.SHORT_TOKENS * inner * width <= 1_000_000
+
+
 def test_the_short_path_gives_the_batch_paths_vector(embedder: LocalMiniLMEmbedder) -> None:
     model = embedder._loaded()
     for text in MIXED_TEXTS:  # long ones too: the maths holds at any length
@@ -104,8 +114,9 @@ def test_the_short_path_gives_the_batch_paths_vector(embedder: LocalMiniLMEmbedd
 
 
 def test_only_one_text_of_up_to_short_tokens_takes_the_short_path(
-    embedder: LocalMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    embedder = LocalMiniLMEmbedder(onnx=False)  # numpy's short path (ONNX Runtime's: below)
     taken: list[str] = []
     real_short, real_forward = local.forward_short, local.forward
 
@@ -209,3 +220,53 @@ def test_the_factory_builds_it_for_provider_local(settings: Any) -> None:
         assert embedder.fingerprint == LocalMiniLMEmbedder.fingerprint
     finally:
         reset_providers()
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder() -> LocalMiniLMEmbedder:
+    if not onnx_short.available():
+        pytest.skip("onnxruntime and onnx are not installed (pip install -e '.[onnx]')")
+    return LocalMiniLMEmbedder(onnx=True)
+
+
+def test_onnx_runtimes_short_path_matches_every_reference_vector(
+    onnx_embedder: LocalMiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    expected = np.asarray(reference["embeddings"], dtype=np.float32)
+    scores = {
+        text: cosine(onnx_embedder.embed([text])[0], expected[i])
+        for i, text in enumerate(reference["texts"])
+    }
+    assert {text: score for text, score in scores.items() if score < 0.9999} == {}
+
+
+def test_onnx_runtime_and_numpy_give_the_same_short_vectors(
+    onnx_embedder: LocalMiniLMEmbedder,
+) -> None:
+    numpy_only = LocalMiniLMEmbedder(onnx=False)
+    for text in MIXED_TEXTS:
+        np.testing.assert_allclose(
+            onnx_embedder.embed([text]), numpy_only.embed([text]), atol=1e-6, err_msg=text
+        )
+
+
+def test_onnx_runtime_takes_one_short_text_only(
+    onnx_embedder: LocalMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs: list[int] = []
+    session_run = onnx_short.ShortSession.__call__
+
+    def counting(self: onnx_short.ShortSession, x: np.ndarray) -> np.ndarray:
+        runs.append(len(x))
+        return session_run(self, x)
+
+    monkeypatch.setattr(onnx_short.ShortSession, "__call__", counting)
+    onnx_embedder.embed(["Call me Ada."])
+    onnx_embedder.embed(["Call me Ada.", "I live in Paris."])
+    onnx_embedder.embed(["memory " * 40])
+    assert runs == [len(onnx_embedder._loaded().tokenizer.encode("Call me Ada.").ids)]
+
+
+def test_without_onnx_runtime_the_numpy_short_path_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_short, "available", lambda: False)
+    assert LocalMiniLMEmbedder()._onnx is False

@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib.resources
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import numpy as np
 from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
+from spaceduck.providers.embeddings import onnx_short
 from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -40,11 +42,14 @@ MIN_FILL = 0.75
 MAX_BATCH_TOKENS = 4096
 # Rows of the feed-forward intermediate processed at once (see _feed_forward).
 FFN_ROWS = 256
-# Output columns per weight block in forward_short.
-BLOCK = 32
+# Output columns per weight block in forward_short: 64 took ~10% less time than 32
+# for a 5-12 word question (same vectors to the bit), and is the widest that fits
+# the limit below.
+BLOCK = 64
 # One text of at most this many tokens takes forward_short: up to here its largest
-# block product, tokens x BLOCK x 1536, stays within OpenBLAS's small-matrix limit
-# of 1e6 multiply-adds (see the note above forward_short).
+# block product, tokens x BLOCK x 768 (half the down projection's input), stays
+# within OpenBLAS's small-matrix limit of 1e6 multiply-adds (see the note above
+# forward_short).
 SHORT_TOKENS = 20
 # Added to scores of padding keys: exp() of it is exactly 0 in float32, and unlike
 # finfo.min it cannot overflow when softmax subtracts the row maximum.
@@ -104,9 +109,15 @@ def layer_norm_(
     x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, tmp: np.ndarray
 ) -> None:
     """LayerNorm over the last axis of a 2-D x, in place; tmp is scratch shaped like x."""
-    x -= x.mean(axis=1, keepdims=True)
+    # Sums divided in place: what x.mean computes, to the bit, without its Python
+    # wrapper (~3 us of each of a short query's 13 LayerNorms).
+    width = np.float32(x.shape[1])
+    mean = np.add.reduce(x, axis=1, keepdims=True)
+    mean /= width
+    x -= mean
     np.square(x, out=tmp)
-    std = tmp.mean(axis=1, keepdims=True)
+    std = np.add.reduce(tmp, axis=1, keepdims=True)
+    std /= width
     std += eps
     np.sqrt(std, out=std)
     x /= std
@@ -141,11 +152,12 @@ class Layer:
     down_b: np.ndarray
     ln2_w: np.ndarray
     ln2_b: np.ndarray
-    # The same four weights again as column blocks for forward_short (+42 MB in all).
+    # The same four weights again as column blocks for forward_short (+42 MB in all);
+    # the down projection's also cut in two along its input (see SHORT_TOKENS).
     qkv_blocks: np.ndarray
     out_blocks: np.ndarray
     up_blocks: np.ndarray
-    down_blocks: np.ndarray
+    down_blocks: tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,7 @@ def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
     out_w = _dense(t, f"{p}.attention.output.dense")
     up_w = _dense(t, f"{p}.intermediate.dense")
     down_w = _dense(t, f"{p}.output.dense")
+    half = len(down_w) // 2
     return Layer(
         qkv_w=qkv_w,
         qkv_b=np.concatenate(qkv_b),
@@ -198,7 +211,7 @@ def _layer(t: Mapping[str, np.ndarray], i: int, heads: int) -> Layer:
         qkv_blocks=_blocks(qkv_w),
         out_blocks=_blocks(out_w),
         up_blocks=_blocks(up_w),
-        down_blocks=_blocks(down_w),
+        down_blocks=(_blocks(down_w[:half]), _blocks(down_w[half:])),
     )
 
 
@@ -370,13 +383,16 @@ def forward(m: Model, token_ids: Sequence[Sequence[int]]) -> np.ndarray:
 # --- Short path -------------------------------------------------------------------
 #
 # A short query has a handful of token rows, so each dense layer is a skinny
-# product, e.g. (8, 384) @ (384, 1536), whose cost is reading the weights (42 MB
-# for the six layers). For such a product OpenBLAS first copies ("packs") the whole
-# weight matrix, and splits the work over both cores: on a machine where another
-# process keeps one core busy, waiting for that second thread took one 8-token
-# query from ~12 ms to 336 ms. Cut into (in, BLOCK) column blocks, every product
-# stays under OpenBLAS's small-matrix limit (M*N*K <= 1e6 on AVX-512 CPUs), where
-# its small-matrix kernel reads the weights in place on the calling thread.
+# product, e.g. (11, 384) @ (384, 1536). For such a product OpenBLAS first copies
+# ("packs") the whole weight matrix, and splits the work over both cores: on a
+# machine where another process keeps one core busy, waiting for that second
+# thread took one 8-token query from ~12 ms to 336 ms. Cut into (in, BLOCK) column
+# blocks, every product stays under OpenBLAS's small-matrix limit (M*N*K <= 1e6 on
+# AVX-512 CPUs), where its small-matrix kernel reads the weights in place on the
+# calling thread.
+#
+# The down projection's input is cut in two halves whose products add up: so every
+# block product stays under that limit at 64-column blocks (see BLOCK).
 
 
 def _dense_short(x: np.ndarray, blocks: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -402,27 +418,53 @@ def _attend_short(m: Model, qkv: np.ndarray) -> np.ndarray:
     return context.reshape(tokens, hidden)
 
 
+def embeddings_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
+    """One text's normalised input embeddings, (tokens, hidden): what the layers read."""
+    ids = np.asarray(token_ids, dtype=np.int64)
+    x = m.word[ids]
+    x += m.position[: len(ids)]
+    x += m.token_type[0]
+    layer_norm_(x, m.ln_w, m.ln_b, m.eps, np.empty_like(x))
+    return x
+
+
 def forward_short(m: Model, token_ids: Sequence[int]) -> np.ndarray:
     """forward() for one text: its mean-pooled, unnormalised vector.
 
     The same maths with blocked weights and no padding, grouping or scratch
     machinery; equal to forward() up to float rounding (BLAS sums in another order).
     """
-    ids = np.asarray(token_ids, dtype=np.int64)
-    x = m.word[ids]
-    x += m.position[: len(ids)]
-    x += m.token_type[0]
+    x = embeddings_short(m, token_ids)
     tmp = np.empty_like(x)
-    layer_norm_(x, m.ln_w, m.ln_b, m.eps, tmp)
     for layer in m.layers:
         qkv = _dense_short(x, layer.qkv_blocks, layer.qkv_b)
-        x += _dense_short(_attend_short(m, qkv), layer.out_blocks, layer.out_b)
+        _residual_(x, [np.matmul(_attend_short(m, qkv), layer.out_blocks)], layer.out_b)
         layer_norm_(x, layer.ln1_w, layer.ln1_b, m.eps, tmp)
         up = _dense_short(x, layer.up_blocks, layer.up_b)
         gelu_(up, np.empty_like(up), np.empty_like(up))
-        x += _dense_short(up, layer.down_blocks, layer.down_b)
+        half = up.shape[1] // 2
+        down = [np.matmul(up[:, :half], layer.down_blocks[0])]
+        down.append(np.matmul(up[:, half:], layer.down_blocks[1]))
+        _residual_(x, down, layer.down_b)
         layer_norm_(x, layer.ln2_w, layer.ln2_b, m.eps, tmp)
     return x.mean(axis=0)
+
+
+def _residual_(x: np.ndarray, parts: list[np.ndarray], bias: np.ndarray) -> None:
+    """x += the sum of parts + bias, in place.
+
+    Each part comes as block products, (hidden / BLOCK, tokens, BLOCK), added straight
+    into x seen as (tokens, hidden / BLOCK, BLOCK): no copy into (tokens, hidden) first.
+    """
+    blocked = x.reshape(len(x), -1, BLOCK)  # a view: x is contiguous
+    for part in parts:
+        blocked += part.transpose(1, 0, 2)
+    x += bias
+
+
+def _through(session: onnx_short.ShortSession, m: Model, token_ids: Sequence[int]) -> np.ndarray:
+    """forward_short's result, the layers run by ONNX Runtime (onnx_short.py)."""
+    return session(embeddings_short(m, token_ids))
 
 
 def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
@@ -445,11 +487,16 @@ def _batches(order: np.ndarray, lengths: np.ndarray, batch_size: int) -> Iterato
 class LocalMiniLMEmbedder:
     fingerprint = Fingerprint("local", MODEL_NAME, DIMENSIONS)
 
-    def __init__(self, *, path: Path | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self, *, path: Path | None = None, batch_size: int = 64, onnx: bool | None = None
+    ) -> None:
         self._path = path or model_dir()
         self._batch_size = batch_size
         self._model: Model | None = None
         self._lock = threading.Lock()
+        # One short text through ONNX Runtime where it is installed (onnx_short.py says why).
+        self._onnx = onnx_short.available() if onnx is None else onnx
+        self._short: Callable[[Sequence[int]], np.ndarray] | None = None
 
     @classmethod
     def from_settings(cls, conf: Mapping[str, Any]) -> LocalMiniLMEmbedder:
@@ -473,17 +520,29 @@ class LocalMiniLMEmbedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = load_model(self._path)
+                    model = load_model(self._path)
+                    self._short = self._short_path(model)
+                    self._model = model
         return self._model
+
+    def _short_path(self, model: Model) -> Callable[[Sequence[int]], np.ndarray]:
+        if not self._onnx:
+            return lambda ids: forward_short(model, ids)
+        return partial(_through, onnx_short.ShortSession(model), model)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
         model = self._loaded()
-        encodings = model.tokenizer.encode_batch(list(texts))
+        # One text on the calling thread: encode_batch goes through the tokenizers' pool.
+        if len(texts) == 1:
+            encodings = [model.tokenizer.encode(texts[0])]
+        else:
+            encodings = model.tokenizer.encode_batch(list(texts))
         if len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS:
-            out[0] = forward_short(model, encodings[0].ids)
+            assert self._short is not None  # set with the model
+            out[0] = self._short(encodings[0].ids)
             return normalise_rows(out)
         lengths = np.array([len(e.ids) for e in encodings])
         # Longest first, so attention groups pad to lengths close to their own.
