@@ -46,7 +46,7 @@ from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus, Message
 from memories.selectors import memories_by_id
-from memories.services import content_hash, memory_history_record
+from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
 from spaceduck.db.fast import fast_insert, fast_update, read_plan
 from spaceduck.db.locks import lock_for_write
@@ -153,10 +153,11 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
             else MemoryEvent.Event.ACTIVATED
         )
         memory.status = MemoryStatus.ACTIVE
-    with transaction.atomic():
+    # No savepoint when nested (a duplicate found again under the write lock): nothing
+    # catches a failure here, the caller's transaction rolls back whole.
+    with transaction.atomic(savepoint=False):
         fast_update(memory, ("last_seen_at", "confidence", "status"))
-        for event in events:
-            memory_history_record(memory=memory, event=event, actor=ctx.actor, reason=reason)
+        memory_history_records([HistoryEvent(memory, e, reason) for e in events], actor=ctx.actor)
     return [str(e) for e in events]
 
 
@@ -203,31 +204,25 @@ def store(
 ) -> Memory:
     """Insert the memory and supersede the old ones in ONE transaction; with pairs to
     ``ask`` a person about, it waits as a candidate and each pair goes to the conflict inbox."""
-    with transaction.atomic():
+    # No savepoint when nested (commit_candidate's locked block): nothing catches a failure
+    # in between, so it rolls the caller's transaction back whole; a savepoint would only
+    # cost two round trips on PostgreSQL.
+    with transaction.atomic(savepoint=False):
         new = _new_memory(candidate, ctx)
         if ask or candidate.doubt:
             new.status = MemoryStatus.CANDIDATE
         memory = fast_insert(new)
         failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
-        vector_index.upsert([(memory.pk, memory.namespace, vector)])
-        memory_history_record(
-            memory=memory,
-            event=MemoryEvent.Event.CREATED,
-            actor=ctx.actor,
-            reason=f"{candidate.stage} stage",
-        )
+        vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
+        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, f"{candidate.stage} stage")]
         for old, reason in supersede:
             old.status = MemoryStatus.SUPERSEDED
             old.superseded_by = memory
             old.updated_at = ctx.now
             fast_update(old, ("status", "superseded_by", "updated_at"))
-            memory_history_record(
-                memory=old,
-                event=MemoryEvent.Event.SUPERSEDED,
-                actor=ctx.actor,
-                reason=reason,
-                data={"superseded_by": memory.pk},
-            )
+            data = {"superseded_by": memory.pk}
+            events.append(HistoryEvent(old, MemoryEvent.Event.SUPERSEDED, reason, data))
+        memory_history_records(events, actor=ctx.actor)
         for old, reason in ask:
             Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
     return memory

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -65,19 +65,40 @@ def embedding_text(memory: Memory) -> str:
 # path) and the ORM's INSERT compilation costs ~1 ms each here.
 _HISTORY_SQL = (
     "INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, reason, data, "
-    "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    "created_at) VALUES {rows}"
 )
+_HISTORY_ROW = "(%s, %s, %s, %s, %s, %s, %s)"
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One history row to write (``memory_history_records``)."""
+
+    memory: Memory
+    event: str
+    reason: str = ""
+    data: dict[str, Any] | None = None
 
 
 def memory_history_record(
     *, memory: Memory, event: str, actor: str, reason: str = "", data: dict[str, Any] | None = None
 ) -> None:
+    memory_history_records([HistoryEvent(memory, event, reason, data)], actor=actor)
+
+
+def memory_history_records(events: Sequence[HistoryEvent], *, actor: str) -> None:
+    """Several history rows in one INSERT: one round trip on PostgreSQL, where a store that
+    supersedes writes one row per memory it touches."""
+    if not events:
+        return
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    payload = json.dumps(data or {}, ensure_ascii=False)
+    params: list[Any] = []
+    for e in events:
+        payload = json.dumps(e.data or {}, ensure_ascii=False)
+        params += [e.memory.pk, e.memory.namespace, str(e.event), actor, e.reason, payload, now]
+    sql = _HISTORY_SQL.format(rows=", ".join([_HISTORY_ROW] * len(events)))
     with connection.cursor() as cursor:
-        cursor.execute(
-            _HISTORY_SQL, [memory.pk, memory.namespace, str(event), actor, reason, payload, now]
-        )
+        cursor.execute(sql, params)
 
 
 def memory_create(
@@ -127,7 +148,7 @@ def memory_create(
             updated_at=now,
             last_seen_at=now,
         )
-        vector_index.upsert([(memory.pk, memory.namespace, vector)])
+        vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
         memory_history_record(
             memory=memory, event=MemoryEvent.Event.CREATED, actor=actor, reason=reason
         )

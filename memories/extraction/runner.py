@@ -20,6 +20,7 @@ import json
 import logging
 import re
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,6 +38,7 @@ from memories.models import Extraction, Message, SourceType
 from memories.selectors import previous_message_content
 from memories.token_estimate import text_of
 from spaceduck import runtime
+from spaceduck.db.fast import read_plan
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import ProviderError, get_chat, get_embedder
 from spaceduck.worker import worker_id
@@ -104,7 +106,6 @@ _FINISH_SQL = (
 _RENEW_SQL = (
     "UPDATE memories_extraction SET lease_until = %s WHERE status = 'running' AND claimed_by = %s"
 )
-_RECORD_SQL = "SELECT * FROM memories_extraction WHERE id = %s"
 _MESSAGE_SQL = "SELECT * FROM memories_message WHERE id = %s"
 
 
@@ -124,13 +125,22 @@ def renew_leases(*, worker: str) -> int:
 
 
 def _begin(extraction_id: int) -> Extraction | None:
+    """Claim the record and read it back, in one statement (RETURNING)."""
     now = timezone.now()
     params = [_db_time(now), _provider_label(), worker_id(), _db_time(lease_until())]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_BEGIN_SQL, [*params, extraction_id, _db_time(now)])
-        if cursor.rowcount == 0:
-            return None  # missing, done/failed, or running under a live lease
-        return next(iter(Extraction.objects.raw(_RECORD_SQL, [extraction_id])))
+    plan = read_plan(Extraction)
+    sql = f"{_BEGIN_SQL} RETURNING {plan.columns}"
+    with _claim_transaction(), connection.cursor() as cursor:
+        rows = cursor.execute(sql, [*params, extraction_id, _db_time(now)]).fetchall()
+    # No row: missing, done/failed, or running under a live lease.
+    return plan.instance(Extraction, rows[0]) if rows else None
+
+
+def _claim_transaction() -> AbstractContextManager[object]:
+    """The claim's transaction. One statement commits alone on PostgreSQL (BEGIN and COMMIT
+    would be two more round trips); SQLite's writers queue for the file's write lock at
+    BEGIN (spaceduck.db.backend.writelock) instead of retrying on SQLite's busy timeout."""
+    return transaction.atomic() if connection.vendor == "sqlite" else nullcontext()
 
 
 def _message(record: Extraction) -> Message | None:
