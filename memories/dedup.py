@@ -44,11 +44,11 @@ from memories import vector_index
 from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
-from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus, Message
+from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
-from spaceduck.db.fast import fast_insert, fast_update, read_plan
+from spaceduck.db.fast import fast_insert, fast_update, hot_cursor, read_plan
 from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
@@ -125,8 +125,16 @@ _FROM_MESSAGE_SQL = (
 )
 
 
+_MESSAGE_EXISTS_SQL = "SELECT 1 FROM memories_message WHERE id = %s"
+
+
+def _message_exists(message_id: str) -> bool:
+    with hot_cursor() as cursor:
+        return cursor.execute(_MESSAGE_EXISTS_SQL, [message_id]).fetchone() is not None
+
+
 def _live_ids(ctx: WriteContext, kind: str, sql: str, *extra: str | int) -> list[int]:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         rows = cursor.execute(sql, [ctx.namespace, kind, ctx.scope, ctx.scope_id, *extra])
         return [row[0] for row in rows.fetchall()]
 
@@ -242,7 +250,7 @@ def _produced_before(candidate: Candidate, ctx: WriteContext) -> int | None:
     if ctx.message_id is None:
         return None
     params = [ctx.message_id, ctx.namespace, content_hash(candidate.content)]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         row = cursor.execute(_FROM_MESSAGE_SQL, params).fetchone()
     return None if row is None else int(row[0])
 
@@ -250,7 +258,7 @@ def _produced_before(candidate: Candidate, ctx: WriteContext) -> int | None:
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
     plan = read_plan(Memory)
     params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         sql = _EXACT_SQL.format(columns=plan.columns)
         row = cursor.execute(sql, [*params, content_hash(candidate.content)]).fetchone()
     return None if row is None else plan.instance(Memory, row)
@@ -571,7 +579,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # or another phrasing of it, since the checks above (two messages saying one thing,
         # extracted at once). One lock per namespace, as a near duplicate has its own hash.
         lock_for_write(f"memory:{ctx.namespace}")
-        if ctx.message_id and not Message.objects.filter(pk=ctx.message_id).exists():
+        if ctx.message_id and not _message_exists(ctx.message_id):
             # The namespace was erased while this message was being extracted
             # (spaceduck.erasure takes the same lock): nothing of it may come back.
             return Verdict(candidate, "rejected", "source_erased")

@@ -38,7 +38,7 @@ from memories.selectors import (
     get_thread,
     message_get,
 )
-from spaceduck.db.fast import fast_insert
+from spaceduck.db.fast import fast_insert, hot_cursor
 from spaceduck.db.locks import lock_for_write
 from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.limits import check_datetime, check_json_value, check_size, check_text, json_size
@@ -97,7 +97,7 @@ def memory_history_records(events: Sequence[HistoryEvent], *, actor: str) -> Non
         payload = json.dumps(e.data or {}, ensure_ascii=False)
         params += [e.memory.pk, e.memory.namespace, str(e.event), actor, e.reason, payload, now]
     sql = _HISTORY_SQL.format(rows=", ".join([_HISTORY_ROW] * len(events)))
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -354,7 +354,7 @@ def message_write(draft: MessageDraft) -> Message:
         fast_insert(message)
     else:
         message.save()
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         now = connection.ops.adapt_datetimefield_value(draft.now)
         cursor.execute(_TOUCH_THREAD_SQL, [now, thread.pk])
     return message
@@ -474,7 +474,7 @@ def _append_time(thread: Thread, now: datetime) -> datetime:
     already there, since ties would fall back to the random id.
     """
     lock_for_write(f"thread:{thread.pk}")  # appends to one thread in turn (PostgreSQL)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         row = cursor.execute(_NEWEST_MESSAGE_SQL, [thread.pk]).fetchone()
     newest = None if row is None else row[0].replace(tzinfo=UTC)  # stored as naive UTC
     if newest is not None and newest >= now:

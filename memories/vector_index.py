@@ -53,6 +53,7 @@ import numpy.typing as npt
 from django.conf import settings
 from django.db import DataError, connection, transaction
 
+from spaceduck.db.fast import hot_cursor
 from spaceduck.providers.embeddings.base import Fingerprint
 
 Ids = npt.NDArray[np.int64]
@@ -244,7 +245,7 @@ def upsert(rows: Iterable[tuple[int, str, np.ndarray]], *, new: bool = False) ->
     latest = {int(memory_id): (namespace, vector) for memory_id, namespace, vector in rows}
     # No savepoint when nested: every caller (a memory write, a reindex batch)
     # holds its own transaction and lets a failure roll all of it back anyway.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), hot_cursor() as cursor:
         if _postgres():
             replaced = {} if new else _pg_remove(cursor, list(latest))
             _pg_write(cursor, latest, replaced)
@@ -262,7 +263,7 @@ def upsert(rows: Iterable[tuple[int, str, np.ndarray]], *, new: bool = False) ->
 
 def delete(memory_ids: Sequence[int]) -> None:
     changed: dict[str, set[int]] = {}
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(), hot_cursor() as cursor:
         if _postgres():
             _pg_write(cursor, {}, _pg_remove(cursor, [int(i) for i in memory_ids]))
             return

@@ -35,10 +35,10 @@ from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, SourceType
-from memories.selectors import previous_message_content
+from memories.selectors import message_get, previous_message_content
 from memories.token_estimate import text_of
 from spaceduck import runtime
-from spaceduck.db.fast import read_plan
+from spaceduck.db.fast import hot_cursor, read_plan
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import ProviderError, get_chat, get_embedder
 from spaceduck.worker import worker_id
@@ -106,7 +106,6 @@ _FINISH_SQL = (
 _RENEW_SQL = (
     "UPDATE memories_extraction SET lease_until = %s WHERE status = 'running' AND claimed_by = %s"
 )
-_MESSAGE_SQL = "SELECT * FROM memories_message WHERE id = %s"
 
 
 def _db_time(value: datetime | None) -> str | None:
@@ -130,7 +129,7 @@ def _begin(extraction_id: int) -> Extraction | None:
     params = [_db_time(now), _provider_label(), worker_id(), _db_time(lease_until())]
     plan = read_plan(Extraction)
     sql = f"{_BEGIN_SQL} RETURNING {plan.columns}"
-    with _claim_transaction(), connection.cursor() as cursor:
+    with _claim_transaction(), hot_cursor() as cursor:
         rows = cursor.execute(sql, [*params, extraction_id, _db_time(now)]).fetchall()
     # No row: missing, done/failed, or running under a live lease.
     return plan.instance(Extraction, rows[0]) if rows else None
@@ -146,7 +145,7 @@ def _claim_transaction() -> AbstractContextManager[object]:
 def _message(record: Extraction) -> Message | None:
     if record.message_id is None:
         return None
-    return next(iter(Message.objects.raw(_MESSAGE_SQL, [record.message_id])), None)
+    return message_get(record.message_id)
 
 
 def _extract(record: Extraction) -> list[Verdict]:
@@ -251,7 +250,7 @@ def _failed_attempt(record: Extraction, exc: Exception, started: float) -> None:
 def _finish(record: Extraction, started: float) -> None:
     record.duration_ms = round((time.perf_counter() - started) * 1000, 2)
     record.finished_at = timezone.now()
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(
             _FINISH_SQL,
             [
