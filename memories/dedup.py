@@ -86,10 +86,10 @@ def initial_status(confidence: float) -> str:
 
 # Hot-path lookups run on every candidate; as raw SQL over the (namespace, ...)
 # indexes they cost ~20 us instead of ~1 ms of ORM query building each.
-_LIVE_WHERE = (
-    "namespace = %s AND kind = %s AND scope = %s AND scope_id = %s "
-    "AND status IN ('candidate', 'active', 'stale')"
+_IN_SCOPE = (
+    "kind = %s AND scope = %s AND scope_id = %s AND status IN ('candidate', 'active', 'stale')"
 )
+_LIVE_WHERE = f"namespace = %s AND {_IN_SCOPE}"
 # The whole row ({columns}: a read plan's), so an exact duplicate costs one query.
 _EXACT_SQL = (
     f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} AND content_hash = %s "
@@ -113,15 +113,18 @@ def _slot_sql() -> str:
 _LIVE_IDS_SQL = f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND id IN ({{ids}})"
 # The live memories about one subject and attribute (the partial claim index; its condition
 # must appear in the query for SQLite to use it).
+# Whole rows ({columns}: a read plan's): one round trip, not the ids and then the rows.
 _CLAIM_SQL = (
-    f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND NOT (claim_attribute = '') "
-    "AND claim_subject = %s AND claim_attribute = %s ORDER BY id"
+    f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} "
+    "AND NOT (claim_attribute = '') AND claim_subject = %s AND claim_attribute = %s ORDER BY id"
 )
-# What this message already produced, in any status: a re-run (after a crash) must not
-# bring back a memory that a later message superseded in between.
-_FROM_MESSAGE_SQL = (
-    "SELECT id FROM memories_memory WHERE source_message_id = %s AND namespace = %s "
-    "AND content_hash = %s ORDER BY id LIMIT 1"
+# Before anything is embedded, both look-ups by content in one round trip: what this
+# message already produced, in any status (a re-run after a crash must not bring back a
+# memory that a later message superseded in between), and the live exact duplicates.
+_SAME_CONTENT_SQL = (
+    "SELECT {columns} FROM memories_memory WHERE namespace = %s AND content_hash = %s "
+    f"AND (source_message_id = %s OR ({_IN_SCOPE})) "
+    "ORDER BY id"
 )
 
 
@@ -245,14 +248,28 @@ def _budget_exhausted(ctx: WriteContext) -> bool:
     return Memory.objects.filter(source_task_id=ctx.task_id).count() >= limit
 
 
-def _produced_before(candidate: Candidate, ctx: WriteContext) -> int | None:
-    """The memory this same message already stored with this content, whatever its status."""
-    if ctx.message_id is None:
-        return None
-    params = [ctx.message_id, ctx.namespace, content_hash(candidate.content)]
+def _same_content(candidate: Candidate, ctx: WriteContext) -> tuple[int | None, Memory | None]:
+    """(the memory this same message already stored with this content, whatever its status;
+    the newest live one with this content in the scope): one round trip for both."""
+    plan = read_plan(Memory)
+    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
     with hot_cursor() as cursor:
-        row = cursor.execute(_FROM_MESSAGE_SQL, params).fetchone()
-    return None if row is None else int(row[0])
+        sql = _SAME_CONTENT_SQL.format(columns=plan.columns)
+        found = cursor.execute(sql, [*params, candidate.kind, ctx.scope, ctx.scope_id])
+        rows = [plan.instance(Memory, row) for row in found.fetchall()]
+    earlier = next((m.pk for m in rows if _same_message(m, ctx)), None)
+    live = [m for m in rows if _live_in_scope(m, candidate, ctx)]
+    return earlier, (live[-1] if live else None)
+
+
+def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> bool:
+    """What _LIVE_WHERE selects, for a row already read."""
+    return (
+        memory.kind == candidate.kind
+        and memory.scope == ctx.scope
+        and memory.scope_id == ctx.scope_id
+        and memory.status in LIVE
+    )
 
 
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
@@ -293,9 +310,11 @@ def _slot_holders(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
 def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]]:
     """The live facts about the claim's subject and attribute (for a preference, those
     comparing the same things), oldest first."""
-    ids = _live_ids(ctx, "fact", _CLAIM_SQL, claim.subject, claim.attribute)
-    rows = memories_by_id(ids)
-    held = [(rows[i], _stored_claim(rows[i])) for i in sorted(rows)]
+    plan = read_plan(Memory)
+    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
+    with hot_cursor() as cursor:
+        rows = cursor.execute(_CLAIM_SQL.format(columns=plan.columns), params).fetchall()
+    held = [(memory, _stored_claim(memory)) for memory in (plan.instance(Memory, r) for r in rows)]
     return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
 
 
@@ -527,11 +546,10 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):
         return Verdict(candidate, "rejected", "budget_exhausted")
-    earlier = _produced_before(candidate, ctx)
+    earlier, exact = _same_content(candidate, ctx)
     if earlier is not None:
         why = "this message already produced it (a re-run)"
         return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
-    exact = _exact_match(candidate, ctx)
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
     claim = candidate.claim = claim_of(candidate.kind, candidate.content, candidate.claim)

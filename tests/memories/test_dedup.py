@@ -177,11 +177,16 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
     checks = []
     real = dedup._exact_match
 
-    def stale_then_real(candidate: Candidate, context: WriteContext) -> Memory | None:
-        checks.append(candidate.content)
-        return None if len(checks) == 1 else real(candidate, context)
+    def stale(candidate: Candidate, context: WriteContext) -> tuple[None, None]:
+        checks.append(candidate.content)  # the first look, by content: before the commit
+        return None, None
 
-    monkeypatch.setattr(dedup, "_exact_match", stale_then_real)
+    def under_the_lock(candidate: Candidate, context: WriteContext) -> Memory | None:
+        checks.append(candidate.content)
+        return real(candidate, context)
+
+    monkeypatch.setattr(dedup, "_same_content", stale)
+    monkeypatch.setattr(dedup, "_exact_match", under_the_lock)
     monkeypatch.setattr(dedup, "_neighbours", lambda *args: [])  # its vector search ran early too
     second = commit_candidate(fact("The user keeps bees in Oslo."), ctx())
     assert len(checks) == 2  # the early check missed it, the one under the lock did not
