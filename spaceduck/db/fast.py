@@ -43,13 +43,13 @@ def hot_cursor() -> Any:
     wrapper = connection.cursor()
     if connection.vendor != "postgresql" or not settings.DATABASE_PREPARE:
         return wrapper
-    from django.db.backends.postgresql.base import ServerBindingCursor
+    import psycopg  # the postgres extra, there whenever the database is PostgreSQL
 
     raw = connection.connection
     if raw.prepare_threshold is None:  # Django's default: never (kept for its cursors)
         raw.prepare_threshold = PREPARE_THRESHOLD
     wrapper.cursor.close()
-    wrapper.cursor = ServerBindingCursor(raw)
+    wrapper.cursor = psycopg.Cursor(raw)  # binds server-side, unlike Django's ClientCursor
     return wrapper
 
 

@@ -20,6 +20,7 @@ from memories.extraction import runner
 from memories.ingest import message_ingest
 from memories.models import Extraction, Memory
 from memories.services import create_thread
+from spaceduck.db.fast import PREPARE_THRESHOLD, hot_cursor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -105,3 +106,23 @@ def test_the_extraction_commits_without_waiting_for_the_flush_and_the_message_wi
 def synchronous_commit() -> str:
     with connection.cursor() as cursor:
         return str(cursor.execute("SHOW synchronous_commit").fetchone()[0])
+
+
+@pytest.mark.parametrize("prepare", [True, False])
+def test_hot_statements_are_prepared_once_per_connection_unless_switched_off(
+    settings: Any, prepare: bool
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's here")
+    settings.DATABASE_PREPARE = prepare
+    name = f"prepared_{prepare}".lower()  # each case its own statement, whatever ran before
+    sql = f"SELECT count(*) AS {name} FROM memories_thread WHERE id = %s"
+    for _ in range(PREPARE_THRESHOLD + 1):
+        with hot_cursor() as cursor:
+            assert cursor.execute(sql, ["no such thread"]).fetchone()[0] == 0
+    with connection.cursor() as cursor:
+        prepared = cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            [f"SELECT count(*) AS {name} FROM memories_thread WHERE id = $1%"],
+        ).fetchone()[0]
+    assert prepared == (1 if prepare else 0)
