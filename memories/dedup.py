@@ -44,11 +44,11 @@ from memories import vector_index
 from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
-from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus, Message
+from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
-from memories.services import content_hash, memory_history_record
+from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
-from spaceduck.db.fast import fast_insert, fast_update, read_plan
+from spaceduck.db.fast import fast_insert, fast_update, hot_cursor, read_plan
 from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
@@ -86,10 +86,10 @@ def initial_status(confidence: float) -> str:
 
 # Hot-path lookups run on every candidate; as raw SQL over the (namespace, ...)
 # indexes they cost ~20 us instead of ~1 ms of ORM query building each.
-_LIVE_WHERE = (
-    "namespace = %s AND kind = %s AND scope = %s AND scope_id = %s "
-    "AND status IN ('candidate', 'active', 'stale')"
+_IN_SCOPE = (
+    "kind = %s AND scope = %s AND scope_id = %s AND status IN ('candidate', 'active', 'stale')"
 )
+_LIVE_WHERE = f"namespace = %s AND {_IN_SCOPE}"
 # The whole row ({columns}: a read plan's), so an exact duplicate costs one query.
 _EXACT_SQL = (
     f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} AND content_hash = %s "
@@ -113,20 +113,31 @@ def _slot_sql() -> str:
 _LIVE_IDS_SQL = f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND id IN ({{ids}})"
 # The live memories about one subject and attribute (the partial claim index; its condition
 # must appear in the query for SQLite to use it).
+# Whole rows ({columns}: a read plan's): one round trip, not the ids and then the rows.
 _CLAIM_SQL = (
-    f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND NOT (claim_attribute = '') "
-    "AND claim_subject = %s AND claim_attribute = %s ORDER BY id"
+    f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} "
+    "AND NOT (claim_attribute = '') AND claim_subject = %s AND claim_attribute = %s ORDER BY id"
 )
-# What this message already produced, in any status: a re-run (after a crash) must not
-# bring back a memory that a later message superseded in between.
-_FROM_MESSAGE_SQL = (
-    "SELECT id FROM memories_memory WHERE source_message_id = %s AND namespace = %s "
-    "AND content_hash = %s ORDER BY id LIMIT 1"
+# Before anything is embedded, both look-ups by content in one round trip: what this
+# message already produced, in any status (a re-run after a crash must not bring back a
+# memory that a later message superseded in between), and the live exact duplicates.
+_SAME_CONTENT_SQL = (
+    "SELECT {columns} FROM memories_memory WHERE namespace = %s AND content_hash = %s "
+    f"AND (source_message_id = %s OR ({_IN_SCOPE})) "
+    "ORDER BY id"
 )
+
+
+_MESSAGE_EXISTS_SQL = "SELECT 1 FROM memories_message WHERE id = %s"
+
+
+def _message_exists(message_id: str) -> bool:
+    with hot_cursor() as cursor:
+        return cursor.execute(_MESSAGE_EXISTS_SQL, [message_id]).fetchone() is not None
 
 
 def _live_ids(ctx: WriteContext, kind: str, sql: str, *extra: str | int) -> list[int]:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         rows = cursor.execute(sql, [ctx.namespace, kind, ctx.scope, ctx.scope_id, *extra])
         return [row[0] for row in rows.fetchall()]
 
@@ -153,10 +164,11 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
             else MemoryEvent.Event.ACTIVATED
         )
         memory.status = MemoryStatus.ACTIVE
-    with transaction.atomic():
+    # No savepoint when nested (a duplicate found again under the write lock): nothing
+    # catches a failure here, the caller's transaction rolls back whole.
+    with transaction.atomic(savepoint=False):
         fast_update(memory, ("last_seen_at", "confidence", "status"))
-        for event in events:
-            memory_history_record(memory=memory, event=event, actor=ctx.actor, reason=reason)
+        memory_history_records([HistoryEvent(memory, e, reason) for e in events], actor=ctx.actor)
     return [str(e) for e in events]
 
 
@@ -203,31 +215,25 @@ def store(
 ) -> Memory:
     """Insert the memory and supersede the old ones in ONE transaction; with pairs to
     ``ask`` a person about, it waits as a candidate and each pair goes to the conflict inbox."""
-    with transaction.atomic():
+    # No savepoint when nested (commit_candidate's locked block): nothing catches a failure
+    # in between, so it rolls the caller's transaction back whole; a savepoint would only
+    # cost two round trips on PostgreSQL.
+    with transaction.atomic(savepoint=False):
         new = _new_memory(candidate, ctx)
         if ask or candidate.doubt:
             new.status = MemoryStatus.CANDIDATE
         memory = fast_insert(new)
         failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
-        vector_index.upsert([(memory.pk, memory.namespace, vector)])
-        memory_history_record(
-            memory=memory,
-            event=MemoryEvent.Event.CREATED,
-            actor=ctx.actor,
-            reason=f"{candidate.stage} stage",
-        )
+        vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
+        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, f"{candidate.stage} stage")]
         for old, reason in supersede:
             old.status = MemoryStatus.SUPERSEDED
             old.superseded_by = memory
             old.updated_at = ctx.now
             fast_update(old, ("status", "superseded_by", "updated_at"))
-            memory_history_record(
-                memory=old,
-                event=MemoryEvent.Event.SUPERSEDED,
-                actor=ctx.actor,
-                reason=reason,
-                data={"superseded_by": memory.pk},
-            )
+            data = {"superseded_by": memory.pk}
+            events.append(HistoryEvent(old, MemoryEvent.Event.SUPERSEDED, reason, data))
+        memory_history_records(events, actor=ctx.actor)
         for old, reason in ask:
             Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
     return memory
@@ -242,20 +248,34 @@ def _budget_exhausted(ctx: WriteContext) -> bool:
     return Memory.objects.filter(source_task_id=ctx.task_id).count() >= limit
 
 
-def _produced_before(candidate: Candidate, ctx: WriteContext) -> int | None:
-    """The memory this same message already stored with this content, whatever its status."""
-    if ctx.message_id is None:
-        return None
-    params = [ctx.message_id, ctx.namespace, content_hash(candidate.content)]
-    with connection.cursor() as cursor:
-        row = cursor.execute(_FROM_MESSAGE_SQL, params).fetchone()
-    return None if row is None else int(row[0])
+def _same_content(candidate: Candidate, ctx: WriteContext) -> tuple[int | None, Memory | None]:
+    """(the memory this same message already stored with this content, whatever its status;
+    the newest live one with this content in the scope): one round trip for both."""
+    plan = read_plan(Memory)
+    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
+    with hot_cursor() as cursor:
+        sql = _SAME_CONTENT_SQL.format(columns=plan.columns)
+        found = cursor.execute(sql, [*params, candidate.kind, ctx.scope, ctx.scope_id])
+        rows = [plan.instance(Memory, row) for row in found.fetchall()]
+    earlier = next((m.pk for m in rows if _same_message(m, ctx)), None)
+    live = [m for m in rows if _live_in_scope(m, candidate, ctx)]
+    return earlier, (live[-1] if live else None)
+
+
+def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> bool:
+    """What _LIVE_WHERE selects, for a row already read."""
+    return (
+        memory.kind == candidate.kind
+        and memory.scope == ctx.scope
+        and memory.scope_id == ctx.scope_id
+        and memory.status in LIVE
+    )
 
 
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
     plan = read_plan(Memory)
     params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         sql = _EXACT_SQL.format(columns=plan.columns)
         row = cursor.execute(sql, [*params, content_hash(candidate.content)]).fetchone()
     return None if row is None else plan.instance(Memory, row)
@@ -290,9 +310,11 @@ def _slot_holders(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
 def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]]:
     """The live facts about the claim's subject and attribute (for a preference, those
     comparing the same things), oldest first."""
-    ids = _live_ids(ctx, "fact", _CLAIM_SQL, claim.subject, claim.attribute)
-    rows = memories_by_id(ids)
-    held = [(rows[i], _stored_claim(rows[i])) for i in sorted(rows)]
+    plan = read_plan(Memory)
+    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
+    with hot_cursor() as cursor:
+        rows = cursor.execute(_CLAIM_SQL.format(columns=plan.columns), params).fetchall()
+    held = [(memory, _stored_claim(memory)) for memory in (plan.instance(Memory, r) for r in rows)]
     return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
 
 
@@ -524,11 +546,10 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):
         return Verdict(candidate, "rejected", "budget_exhausted")
-    earlier = _produced_before(candidate, ctx)
+    earlier, exact = _same_content(candidate, ctx)
     if earlier is not None:
         why = "this message already produced it (a re-run)"
         return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
-    exact = _exact_match(candidate, ctx)
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
     claim = candidate.claim = claim_of(candidate.kind, candidate.content, candidate.claim)
@@ -576,7 +597,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # or another phrasing of it, since the checks above (two messages saying one thing,
         # extracted at once). One lock per namespace, as a near duplicate has its own hash.
         lock_for_write(f"memory:{ctx.namespace}")
-        if ctx.message_id and not Message.objects.filter(pk=ctx.message_id).exists():
+        if ctx.message_id and not _message_exists(ctx.message_id):
             # The namespace was erased while this message was being extracted
             # (spaceduck.erasure takes the same lock): nothing of it may come back.
             return Verdict(candidate, "rejected", "source_erased")

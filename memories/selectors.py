@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from memories.positions import Position
-from spaceduck.db.fast import read_plan
+from spaceduck.db.fast import hot_cursor, read_plan
 from spaceduck.errors import InvalidInput, NotFound
 from spaceduck.limits import MAX_SQL_INT, has_lone_surrogate
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
@@ -84,7 +84,7 @@ def memory_rows(ids: Iterable[int]) -> list[Sequence[object]]:
         return []
     marks = ", ".join(["%s"] * len(ids))
     sql = f"SELECT {read_plan(Memory).columns} FROM memories_memory WHERE id IN ({marks})"
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         return list(cursor.execute(sql, ids).fetchall())
 
 
@@ -121,7 +121,7 @@ def message_get(message_id: str) -> Message | None:
     """The message with this id, any thread. Raw SQL: every message POST with a
     caller-chosen id looks it up (a replacement), ~1 ms less than the ORM."""
     plan = read_plan(Message)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         sql = f"SELECT {plan.columns} FROM memories_message WHERE id = %s"
         row = cursor.execute(sql, [message_id]).fetchone()
     return None if row is None else plan.instance(Message, row)
@@ -234,7 +234,7 @@ def get_thread(thread_id: str) -> Thread:
     # A read plan, not the ORM or raw(): every saved message looks its thread up
     # (the ingest hot path), and raw() maps columns to fields anew on each call.
     plan = read_plan(Thread)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         sql = f"SELECT {plan.columns} FROM memories_thread WHERE id = %s"
         row = cursor.execute(sql, [clean_message_id(thread_id, "thread id")]).fetchone()
     if row is None:
@@ -336,7 +336,7 @@ def message_neighbours(message_ids: set[str]) -> dict[str, tuple[str | None, str
 def previous_message_content(message: Message) -> Any:
     """The content (decoded JSON) of the message before ``message`` in its thread, or None."""
     at = connection.ops.adapt_datetimefield_value(message.created_at)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         row = cursor.execute(_PREVIOUS_CONTENT_SQL, [message.thread_id, at, message.pk]).fetchone()
     return None if row is None else json.loads(row[0])
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,7 +38,7 @@ from memories.selectors import (
     get_thread,
     message_get,
 )
-from spaceduck.db.fast import fast_insert
+from spaceduck.db.fast import fast_insert, hot_cursor
 from spaceduck.db.locks import lock_for_write
 from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.limits import check_datetime, check_json_value, check_size, check_text, json_size
@@ -65,19 +65,40 @@ def embedding_text(memory: Memory) -> str:
 # path) and the ORM's INSERT compilation costs ~1 ms each here.
 _HISTORY_SQL = (
     "INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, reason, data, "
-    "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    "created_at) VALUES {rows}"
 )
+_HISTORY_ROW = "(%s, %s, %s, %s, %s, %s, %s)"
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One history row to write (``memory_history_records``)."""
+
+    memory: Memory
+    event: str
+    reason: str = ""
+    data: dict[str, Any] | None = None
 
 
 def memory_history_record(
     *, memory: Memory, event: str, actor: str, reason: str = "", data: dict[str, Any] | None = None
 ) -> None:
+    memory_history_records([HistoryEvent(memory, event, reason, data)], actor=actor)
+
+
+def memory_history_records(events: Sequence[HistoryEvent], *, actor: str) -> None:
+    """Several history rows in one INSERT: one round trip on PostgreSQL, where a store that
+    supersedes writes one row per memory it touches."""
+    if not events:
+        return
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    payload = json.dumps(data or {}, ensure_ascii=False)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _HISTORY_SQL, [memory.pk, memory.namespace, str(event), actor, reason, payload, now]
-        )
+    params: list[Any] = []
+    for e in events:
+        payload = json.dumps(e.data or {}, ensure_ascii=False)
+        params += [e.memory.pk, e.memory.namespace, str(e.event), actor, e.reason, payload, now]
+    sql = _HISTORY_SQL.format(rows=", ".join([_HISTORY_ROW] * len(events)))
+    with hot_cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def memory_create(
@@ -127,7 +148,7 @@ def memory_create(
             updated_at=now,
             last_seen_at=now,
         )
-        vector_index.upsert([(memory.pk, memory.namespace, vector)])
+        vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
         memory_history_record(
             memory=memory, event=MemoryEvent.Event.CREATED, actor=actor, reason=reason
         )
@@ -333,7 +354,7 @@ def message_write(draft: MessageDraft) -> Message:
         fast_insert(message)
     else:
         message.save()
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         now = connection.ops.adapt_datetimefield_value(draft.now)
         cursor.execute(_TOUCH_THREAD_SQL, [now, thread.pk])
     return message
@@ -453,7 +474,7 @@ def _append_time(thread: Thread, now: datetime) -> datetime:
     already there, since ties would fall back to the random id.
     """
     lock_for_write(f"thread:{thread.pk}")  # appends to one thread in turn (PostgreSQL)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         row = cursor.execute(_NEWEST_MESSAGE_SQL, [thread.pk]).fetchone()
     newest = None if row is None else row[0].replace(tzinfo=UTC)  # stored as naive UTC
     if newest is not None and newest >= now:

@@ -63,6 +63,7 @@ import simsimd
 from django.conf import settings
 from django.db import DataError, connection, transaction
 
+from spaceduck.db.fast import hot_cursor
 from spaceduck.providers.embeddings.base import Fingerprint
 
 Ids = npt.NDArray[np.int64]
@@ -178,9 +179,6 @@ _PG_TABLE_SQL = (
     "SELECT a.atttypmod FROM pg_attribute AS a "
     "WHERE a.attrelid = to_regclass('memories_vec') AND a.attname = 'embedding'"
 )
-_PG_INSERT_SQL = (
-    "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s::vector)"
-)
 _PG_ROW_SQL = "SELECT namespace, vector_send(embedding) FROM memories_vec WHERE memory_id = %s"
 _PG_LOAD_SQL = "SELECT memory_id, vector_send(embedding) FROM memories_vec WHERE namespace = %s"
 _PG_KNN_SQL = (
@@ -259,27 +257,37 @@ def as_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def upsert(rows: Iterable[tuple[int, str, np.ndarray]]) -> None:
-    """Store vectors; vec0 has no UPSERT, so an existing row is deleted first."""
-    changed: dict[str, set[int]] = {}
+def upsert(rows: Iterable[tuple[int, str, np.ndarray]], *, new: bool = False) -> None:
+    """Store vectors; vec0 has no UPSERT, so an existing row is deleted first.
+
+    ``new``: the memories were inserted in the caller's transaction, so none has a vector
+    yet and nothing is looked up (a vector already there fails as a duplicate key).
+    """
+    latest = {int(memory_id): (namespace, vector) for memory_id, namespace, vector in rows}
     # No savepoint when nested: every caller (a memory write, a reindex batch)
     # holds its own transaction and lets a failure roll all of it back anyway.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        for memory_id, namespace, vector in rows:
-            previous = _namespace_of(cursor, memory_id)
+    with transaction.atomic(savepoint=False), hot_cursor() as cursor:
+        if _postgres():
+            replaced = {} if new else _pg_remove(cursor, list(latest))
+            _pg_write(cursor, latest, replaced)
+            return
+        changed: dict[str, set[int]] = {}
+        for memory_id, (namespace, vector) in latest.items():
+            previous = None if new else _namespace_of(cursor, memory_id)
             if previous is not None:
                 cursor.execute(_DELETE_SQL, [memory_id])
                 changed.setdefault(previous, set()).add(memory_id)
-            cursor.execute(
-                _sql(_INSERT_SQL, _PG_INSERT_SQL), [memory_id, namespace, _encode(vector)]
-            )
+            cursor.execute(_INSERT_SQL, [memory_id, namespace, _encode(vector)])
             changed.setdefault(namespace, set()).add(memory_id)
         _record(cursor, changed)
 
 
 def delete(memory_ids: Sequence[int]) -> None:
     changed: dict[str, set[int]] = {}
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(), hot_cursor() as cursor:
+        if _postgres():
+            _pg_write(cursor, {}, _pg_remove(cursor, [int(i) for i in memory_ids]))
+            return
         for memory_id in memory_ids:
             namespace = _namespace_of(cursor, memory_id)
             if namespace is not None:
@@ -543,6 +551,57 @@ def _record(cursor: Any, changed: dict[str, set[int]]) -> None:
         version = _bump(cursor, namespace)
         cursor.executemany(_LOG_SQL, [(namespace, version, i) for i in sorted(memory_ids)])
         cursor.execute(_PRUNE_SQL, [namespace, version - LOG_VERSIONS])
+
+
+# PostgreSQL: every write of one upsert/delete in two round trips at most, where a row at a
+# time took 3 + 3 per namespace (look-up, delete, insert; bump, log, prune). The vectors
+# that are replaced or deleted go in one statement, their namespaces coming back with them.
+_PG_REMOVE_SQL = "DELETE FROM memories_vec WHERE memory_id = ANY(%s) RETURNING memory_id, namespace"
+# Then per namespace one statement inserts its new vectors, bumps its counter, logs every
+# changed id under the new value and prunes the log (the CTEs see one snapshot: the prune
+# cannot remove what this statement logs, LOG_VERSIONS below it).
+_PG_WRITE_SQL = (
+    "WITH written AS (INSERT INTO memories_vec(memory_id, namespace, embedding) "
+    "SELECT m, %(namespace)s, e::vector FROM unnest(%(new_ids)s::bigint[], %(vectors)s::text[]) "
+    "AS u(m, e)), "
+    "bumped AS (INSERT INTO memories_vector_version AS t(namespace, version) "
+    "VALUES (%(namespace)s, 1) ON CONFLICT(namespace) DO UPDATE SET version = t.version + 1 "
+    "RETURNING version), "
+    "logged AS (INSERT INTO memories_vector_change(namespace, version, memory_id) "
+    "SELECT %(namespace)s, bumped.version, m FROM bumped, unnest(%(changed)s::bigint[]) AS m), "
+    "pruned AS (DELETE FROM memories_vector_change WHERE namespace = %(namespace)s "
+    "AND version <= (SELECT version - %(keep)s FROM bumped)) "
+    "SELECT version FROM bumped"
+)
+
+
+def _pg_remove(cursor: Any, memory_ids: list[int]) -> dict[str, set[int]]:
+    """Delete these memories' vectors: namespace -> the ids that had one there."""
+    removed: dict[str, set[int]] = {}
+    if memory_ids:
+        for memory_id, namespace in cursor.execute(_PG_REMOVE_SQL, [memory_ids]).fetchall():
+            removed.setdefault(str(namespace), set()).add(int(memory_id))
+    return removed
+
+
+def _pg_write(
+    cursor: Any, rows: dict[int, tuple[str, np.ndarray]], removed: dict[str, set[int]]
+) -> None:
+    """Insert ``rows`` and record them with ``removed`` as one new version per namespace
+    (namespaces in sorted order, so that two writers lock their counters in one order)."""
+    new: dict[str, dict[int, np.ndarray]] = {}
+    for memory_id, (namespace, vector) in rows.items():
+        new.setdefault(namespace, {})[memory_id] = vector
+    for namespace in sorted(set(new) | set(removed)):
+        inserted = new.get(namespace, {})
+        params = {
+            "namespace": namespace,
+            "new_ids": list(inserted),
+            "vectors": [_encode(vector) for vector in inserted.values()],
+            "changed": sorted(set(inserted) | removed.get(namespace, set())),
+            "keep": LOG_VERSIONS,
+        }
+        cursor.execute(_PG_WRITE_SQL, params)
 
 
 def _versions(cursor: Any, namespace: str) -> Version:

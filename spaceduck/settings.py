@@ -130,6 +130,9 @@ DATABASES = {
 }
 # SPACEDUCK_DATABASE_URL=postgres://... runs the service on PostgreSQL instead.
 DATABASE_URL = env_optional_str("SPACEDUCK_DATABASE_URL")
+# PostgreSQL: the write path's statements prepared server-side (spaceduck.db.fast.hot_cursor);
+# false for a connection pooler in transaction mode that cannot keep prepared statements.
+DATABASE_PREPARE = env_bool("SPACEDUCK_DATABASE_PREPARE", True)
 if DATABASE_URL:
     DATABASES["default"] = postgres_database(
         DATABASE_URL, conn_max_age=DATABASES["default"]["CONN_MAX_AGE"]

@@ -66,6 +66,27 @@ def test_bench_ingest_runs_inline_and_with_a_worker_process() -> None:
         assert "extractions not done 0" in line
 
 
+def test_bench_ingest_names_the_databases_it_knows() -> None:
+    with pytest.raises(CommandError, match="unknown \\['mysql'\\]"):
+        call_command("bench", "ingest", "--databases", "sqlite,mysql", stdout=StringIO())
+
+
+@pytest.mark.slow
+def test_bench_ingest_runs_both_databases_in_one_command_and_prints_the_ratio() -> None:
+    buf = StringIO()
+    call_command(
+        "bench", "ingest", "--embedders", "hash", "--sizes", "20", "--messages", "4",
+        "--databases", "sqlite,postgres", stdout=buf,
+    )  # fmt: skip
+    out = buf.getvalue()
+    runs = [line.split(":")[0] for line in out.splitlines() if line.startswith("ingest (inline")]
+    assert runs == ["ingest (inline, sqlite)", "ingest (inline, postgresql)"]
+    assert re.search(
+        rf"ingest ratio \(inline\): postgres {NUMBER} msg/s / sqlite {NUMBER} msg/s = {NUMBER}x",
+        out,
+    )
+
+
 @pytest.mark.slow
 def test_bench_mcp_times_recall_through_rest_and_mcp_on_the_same_answers() -> None:
     buf = StringIO()

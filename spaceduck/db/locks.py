@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from django.db import connection
 
+from spaceduck.db.fast import hot_cursor
+
 # One statement for any number of keys, locked in the order given: callers that hold
 # several keys give them in one agreed order (e.g. sorted), so no two wait for each other.
 _LOCK_SQL = (
@@ -22,5 +24,5 @@ def lock_for_write(*keys: str) -> None:
     """Hold ``keys`` until the current transaction ends (call inside ``atomic``)."""
     if connection.vendor != "postgresql" or not keys:
         return  # the transaction's write lock already excludes every other writer
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(_LOCK_SQL, [list(keys)])

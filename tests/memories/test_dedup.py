@@ -10,6 +10,7 @@ from memories import dedup
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.types import Candidate
 from memories.models import Conflict, Memory, MemoryEvent
+from memories.services import HistoryEvent
 from spaceduck.providers.chat.base import Arbitration
 from spaceduck.providers.chat.heuristic import HeuristicChat
 from tests.fakes.embedders import ScriptedEmbedder
@@ -116,13 +117,13 @@ def test_a_failed_supersession_leaves_nothing_half_done(
     embed_with(monkeypatch, {new_text: 0.8})
     old = commit_candidate(fact(BASE), ctx())
 
-    def broken(*args: object, **kwargs: object) -> MemoryEvent:
-        if kwargs.get("event") == MemoryEvent.Event.SUPERSEDED:
-            raise RuntimeError("disk full")
-        return real(*args, **kwargs)
+    def broken(events: list[HistoryEvent], **kwargs: str) -> None:
+        if any(e.event == MemoryEvent.Event.SUPERSEDED for e in events):
+            raise RuntimeError("disk full")  # after the old memory's row was updated
+        real(events, **kwargs)
 
-    real = dedup.memory_history_record
-    monkeypatch.setattr(dedup, "memory_history_record", broken)
+    real = dedup.memory_history_records
+    monkeypatch.setattr(dedup, "memory_history_records", broken)
     with pytest.raises(RuntimeError):
         commit_candidate(fact(new_text), ctx())
     assert list(Memory.objects.values_list("id", "status")) == [(old.memory_id, "active")]
@@ -176,11 +177,16 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
     checks = []
     real = dedup._exact_match
 
-    def stale_then_real(candidate: Candidate, context: WriteContext) -> Memory | None:
-        checks.append(candidate.content)
-        return None if len(checks) == 1 else real(candidate, context)
+    def stale(candidate: Candidate, context: WriteContext) -> tuple[None, None]:
+        checks.append(candidate.content)  # the first look, by content: before the commit
+        return None, None
 
-    monkeypatch.setattr(dedup, "_exact_match", stale_then_real)
+    def under_the_lock(candidate: Candidate, context: WriteContext) -> Memory | None:
+        checks.append(candidate.content)
+        return real(candidate, context)
+
+    monkeypatch.setattr(dedup, "_same_content", stale)
+    monkeypatch.setattr(dedup, "_exact_match", under_the_lock)
     monkeypatch.setattr(dedup, "_neighbours", lambda *args: [])  # its vector search ran early too
     second = commit_candidate(fact("The user keeps bees in Oslo."), ctx())
     assert len(checks) == 2  # the early check missed it, the one under the lock did not
