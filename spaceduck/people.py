@@ -12,6 +12,7 @@ reported as a search-like page by ``bench pages``. Each kind is paged on its own
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,8 +117,20 @@ def _matching(rows: QuerySet[Any], query: str, *fields: str) -> QuerySet[Any]:
         return rows
     match = Q()
     for name in fields:
-        match |= Q(**{f"{name}__icontains": query})
+        for form in _forms(query):
+            match |= Q(**{f"{name}__icontains": form})
     return rows.filter(match)
+
+
+def _forms(query: str) -> set[str]:
+    """The query as stored text may hold it. SQLite's LIKE folds the case of ASCII letters
+    only ("Zoë" would miss "ZOË"), and a JSON column (a message's content, a fact's value)
+    is stored with non-ASCII characters escaped ("caf\u00e9"), so the query's common
+    casings are tried, each also as JSON escapes."""
+    if query.isascii():
+        return {query}
+    casings = {query, query.lower(), query.upper(), query.title(), query.capitalize()}
+    return casings | {json.dumps(form)[1:-1] for form in casings}
 
 
 def _memories(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:

@@ -364,3 +364,19 @@ def test_an_extraction_still_running_stores_nothing_once_its_namespace_is_erased
     verdict = commit_candidate(candidate, ctx)
     assert (verdict.decision, verdict.reason) == ("rejected", "source_erased")
     assert not Memory.objects.filter(namespace=ALICE).exists()
+
+
+def test_search_finds_non_ascii_text_in_any_casing(staff_client: Client) -> None:
+    """SQLite folds ASCII case only and stores JSON with escapes: "Zoë" and "café" must
+    still be found in memories, string messages and JSON messages, facts and notes."""
+    thread = create_thread("user:zoe")
+    message_ingest(thread.id, "user", "We met at the café Zoë likes.")
+    message_ingest(thread.id, "user", {"note": "café with ZOË"})
+    memory_create(namespace="user:zoe", kind="fact", content="ZOË drinks café au lait.", actor="t")
+    set_fact("user:zoe", "favourite/place", "Café Zoë")
+    for query in ("café", "zoë", "Zoë"):
+        html = staff_client.get("/people/", {"q": query}).content.decode()
+        assert "We met at the café Zoë likes." in html, query
+        assert "café with ZOË" in html, query
+        assert "ZOË drinks café au lait." in html, query
+        assert "favourite/place" in html, query
