@@ -25,16 +25,12 @@ from spaceduck import people
 from spaceduck.erasure import canonical, describe, erase_namespace
 from spaceduck.errors import InvalidInput, ServiceError
 from spaceduck.models import NamespaceErasure
-from spaceduck.pages import error_response
+from spaceduck.pages import error_response, staff_actor
 from spaceduck.transfer import ExportStream, TransferError
 
 SEARCH = "people/people.html"
 PERSON = "people/person.html"
 ERASURES_SHOWN = 20
-
-
-def _staff(request: HttpRequest) -> str:
-    return f"staff:{request.user.get_username()}"
 
 
 def _page_number(request: HttpRequest) -> int:
@@ -123,7 +119,7 @@ def person_erase(request: HttpRequest) -> HttpResponse:
             raise InvalidInput(
                 f"type the namespace's name exactly ({namespace}) to erase it: nothing was erased"
             )
-        erasure = erase_namespace(namespace, by=_staff(request))
+        erasure = erase_namespace(namespace, by=staff_actor(request))
     except ServiceError as exc:
         return error_response(request, str(exc), exc.status_code)
     messages.success(

@@ -29,6 +29,11 @@ TITLES = {
 }
 
 
+def staff_actor(request: HttpRequest) -> str:
+    """Who a dashboard change is recorded as (history, tokens, erasures): ``staff:<user>``."""
+    return f"staff:{request.user.get_username()}"
+
+
 def error_response(request: HttpRequest, message: str, status: int) -> HttpResponse:
     """The message where the person will see it, the page they were on intact."""
     context = {"message": message, "status": status, "title": TITLES.get(status, "Error")}

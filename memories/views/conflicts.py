@@ -20,14 +20,11 @@ from django.views.decorators.http import require_http_methods
 from memories import conflicts
 from memories.selectors import clean_namespace
 from spaceduck.errors import InvalidInput, ServiceError
+from spaceduck.pages import staff_actor
 
 INBOX = "memories/conflicts.html"
 PAGE_SIZE = 50
 _DONE = {"replace": "replaced", "keep_both": "kept both", "merge": "edited into one"}
-
-
-def _actor(request: HttpRequest) -> str:
-    return f"staff:{request.user.get_username()}"
 
 
 @staff_member_required
@@ -95,7 +92,7 @@ def _decide_one(request: HttpRequest, decision: str, raw_id: str) -> None:
     conflicts.conflict_resolve(
         conflict=conflict,
         decision=decision,
-        actor=_actor(request),
+        actor=staff_actor(request),
         can_approve=True,
         content=request.POST.get(f"content-{raw_id}", "") if decision == "merge" else "",
     )
@@ -112,7 +109,7 @@ def _decide_many(request: HttpRequest) -> None:
     done, skipped = conflicts.conflicts_resolve(
         conflict_ids=[int(i) for i in ids],
         decision=decision,
-        actor=_actor(request),
+        actor=staff_actor(request),
         can_approve=True,
     )
     if done:

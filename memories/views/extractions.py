@@ -28,13 +28,10 @@ from memories.thread_pages import display_content
 from memories.views.rows import extraction_href, preview, stamp
 from memories.views.threads import thread_url
 from spaceduck.errors import NotFound, ServiceError
+from spaceduck.pages import staff_actor
 
 LIST = "memories/extractions.html"
 PAGE = "memories/extraction.html"
-
-
-def _actor(request: HttpRequest) -> str:
-    return f"staff:{request.user.get_username()}"
 
 
 class ExtractionFilterForm(PagedFilterForm):
@@ -157,7 +154,9 @@ def extraction_retry(request: HttpRequest, extraction_id: int) -> HttpResponse:
     status part (and the candidates, which the run may have filled) swapped in place.
     """
     try:
-        record = extraction_log.extraction_retry(extraction_id=extraction_id, actor=_actor(request))
+        record = extraction_log.extraction_retry(
+            extraction_id=extraction_id, actor=staff_actor(request)
+        )
     except NotFound as error:
         raise Http404(str(error)) from None
     except ServiceError as error:

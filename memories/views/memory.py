@@ -25,16 +25,12 @@ from memories.forms import MemoryEditForm, MemoryFilterForm
 from memories.models import Memory, MemoryStatus
 from memories.recall import RecallHit, RecallQuery, recall
 from spaceduck.errors import ServiceError
-from spaceduck.pages import error_response
+from spaceduck.pages import error_response, staff_actor
 
 SEARCH_TOP_K = 20
 VIEWER = "memories/dashboard.html"
 PAGE = "memories/memory.html"
 QUEUE = "memories/review.html"
-
-
-def _actor(request: HttpRequest) -> str:
-    return f"staff:{request.user.get_username()}"
 
 
 # --- The viewer ----------------------------------------------------------------------
@@ -105,7 +101,7 @@ def decide(request: HttpRequest, memory_id: int) -> HttpResponse:
         memory = lifecycle.memory_set_status(
             memory=memory,
             status=request.POST.get("status", ""),
-            actor=_actor(request),
+            actor=staff_actor(request),
             can_approve=True,  # staff are the people the approval gate waits for
         )
     except ServiceError as error:
@@ -191,7 +187,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
     if not changes:
         return _after_action(request, memory, "Nothing changed.")
     try:
-        lifecycle.memory_edit(memory=memory, changes=changes, actor=_actor(request))
+        lifecycle.memory_edit(memory=memory, changes=changes, actor=staff_actor(request))
     except ServiceError as error:
         form.add_error(None, str(error))
         return _render_page(request, _memory_or_404(memory_id), form, status=error.status_code)
@@ -207,7 +203,7 @@ def memory_status(request: HttpRequest, memory_id: int) -> HttpResponse:
         lifecycle.memory_set_status(
             memory=memory,
             status=request.POST.get("status", ""),
-            actor=_actor(request),
+            actor=staff_actor(request),
             can_approve=True,
         )
     except ServiceError as error:
@@ -222,7 +218,7 @@ def memory_reverse(request: HttpRequest, memory_id: int) -> HttpResponse:
     """Overrule a supersession: this memory is live again, its superseder archived."""
     memory = _memory_or_404(memory_id)
     try:
-        lifecycle.memory_reverse_supersession(memory=memory, actor=_actor(request))
+        lifecycle.memory_reverse_supersession(memory=memory, actor=staff_actor(request))
     except ServiceError as error:
         messages.error(request, str(error))
         return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
@@ -239,7 +235,9 @@ def memory_delete(request: HttpRequest, memory_id: int) -> HttpResponse:
         if request.htmx:  # type: ignore[attr-defined]
             template += "#confirm"
         return render(request, template, {"memory": memory})
-    services.memory_delete(memory=memory, actor=_actor(request), reason="deleted in the dashboard")
+    services.memory_delete(
+        memory=memory, actor=staff_actor(request), reason="deleted in the dashboard"
+    )
     messages.success(request, f"Memory {memory_id} deleted; its history keeps a tombstone.")
     target = reverse("memories:dashboard")
     if request.htmx:  # type: ignore[attr-defined]
@@ -298,7 +296,7 @@ def _review_undo(request: HttpRequest) -> HttpResponse:
     if found is None:
         return error_response(request, "this undo has expired or is not valid", 400)
     decision, statuses = found
-    outcome = lifecycle.memories_undo(statuses=statuses, actor=_actor(request), what=decision)
+    outcome = lifecycle.memories_undo(statuses=statuses, actor=staff_actor(request), what=decision)
     if outcome.changed:
         messages.success(request, f"Undone: {len(outcome.changed)} back as they were.")
     for memory_id, why in outcome.skipped.items():
@@ -346,7 +344,10 @@ def _review_decide(request: HttpRequest) -> HttpResponse:
             request, "choose at least one memory (ids must be memory numbers)", 400
         )
     outcome = lifecycle.memories_decide(
-        memory_ids=[int(i) for i in ids], decision=decision, actor=_actor(request), can_approve=True
+        memory_ids=[int(i) for i in ids],
+        decision=decision,
+        actor=staff_actor(request),
+        can_approve=True,
     )
     verb = "approved" if decision == "approve" else "rejected"
     if outcome.changed:

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods
 
 from spaceduck.limits import MAX_SQL_INT
 from spaceduck.models import PERMISSIONS, ApiToken
-from spaceduck.pages import error_response
+from spaceduck.pages import error_response, staff_actor
 from spaceduck.tokens import (
     MAX_EXPIRY_DAYS,
     NAME_MAX,
@@ -39,10 +39,6 @@ GRANTS_MAX = 2000  # characters of the comma-separated grants; far more than a r
 # answer (the browser sends the POST again) makes no second token.
 USED_FORMS = "tokens.used_forms"
 USED_FORMS_KEPT = 50
-
-
-def _actor(request: HttpRequest) -> str:
-    return f"staff:{request.user.get_username()}"
 
 
 class TokenCreateForm(forms.Form):
@@ -150,7 +146,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
             namespaces=form.grants(),
             permissions=form.cleaned_data["permissions"],
             expires_at=form.expires_at(),
-            created_by=_actor(request),
+            created_by=staff_actor(request),
         )
     except InvalidTokenSpec as error:
         form.add_error(None, str(error))
@@ -180,8 +176,8 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     if request.method == "GET":
         template = CONFIRM + ("#confirm" if request.htmx else "")  # type: ignore[attr-defined]
         return render(request, template, {"token": token, "inline": bool(request.htmx)})  # type: ignore[attr-defined]
-    token = token_revoke(token_id=token.pk, revoked_by=_actor(request))
-    if token.revoked_by != _actor(request):  # someone else revoked it a moment before
+    token = token_revoke(token_id=token.pk, revoked_by=staff_actor(request))
+    if token.revoked_by != staff_actor(request):  # someone else revoked it a moment before
         return error_response(request, _already(token), 409)
     messages.success(request, f"Token {token.name!r} ({token.prefix}...) revoked.")
     if request.htmx:  # type: ignore[attr-defined]
