@@ -106,9 +106,8 @@ def _escape_like(text: str) -> str:
 
 def _page(kind: str, query: str, page: int) -> KindPage:
     rows, to_hit = _SOURCES[kind](query)
-    start = (page - 1) * PAGE
-    window = list(rows[start : start + PAGE + 1])
-    return KindPage(kind, [to_hit(row) for row in window[:PAGE]], page, len(window) > PAGE)
+    shown, more = _window(rows, page)
+    return KindPage(kind, [to_hit(row) for row in shown], page, more)
 
 
 def _matching(rows: QuerySet[Any], query: str, *fields: str) -> QuerySet[Any]:
@@ -131,6 +130,13 @@ def _forms(query: str) -> set[str]:
         return {query}
     casings = {query, query.lower(), query.upper(), query.title(), query.capitalize()}
     return casings | {json.dumps(form)[1:-1] for form in casings}
+
+
+def _window(rows: QuerySet[Any], page: int) -> tuple[list[Any], bool]:
+    """Page ``page`` of ``rows`` (PAGE of them) and whether another page follows."""
+    start = (page - 1) * PAGE
+    window = list(rows[start : start + PAGE + 1])
+    return window[:PAGE], len(window) > PAGE
 
 
 def _memories(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
@@ -197,10 +203,8 @@ def person(namespace: str, *, kind: str = "", page: int = 1) -> Person:
 
 
 def _thread_page(ns: str, page: int) -> KindPage:
-    start = (page - 1) * PAGE
     rows = Thread.objects.filter(namespace=ns).order_by("-updated_at", "-id")
-    window = list(rows[start : start + PAGE + 1])
-    shown = window[:PAGE]
+    shown, more = _window(rows, page)
     # Sizes of the shown threads only: counting in the page's query would join and group
     # every message of the namespace before the LIMIT.
     sizes = dict(
@@ -219,7 +223,7 @@ def _thread_page(ns: str, page: int) -> KindPage:
         )
         for t in shown
     ]
-    return KindPage("threads", hits, page, len(window) > PAGE)
+    return KindPage("threads", hits, page, more)
 
 
 def _messages_label(n: int) -> str:
@@ -231,6 +235,5 @@ def _namespace_page(ns: str, kind: str, page: int) -> KindPage:
         return _thread_page(ns, page)
     rows, to_hit = _SOURCES[kind]("")
     rows = rows.filter(namespace=ns)
-    start = (page - 1) * PAGE
-    window = list(rows[start : start + PAGE + 1])
-    return KindPage(kind, [to_hit(row) for row in window[:PAGE]], page, len(window) > PAGE)
+    shown, more = _window(rows, page)
+    return KindPage(kind, [to_hit(row) for row in shown], page, more)
