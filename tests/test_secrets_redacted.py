@@ -4,6 +4,7 @@ firewall's detectors): no page, API answer, export or context shows them."""
 from __future__ import annotations
 
 import html
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -37,7 +38,13 @@ SECRETS = [
 
 
 def leaked(text: str) -> list[str]:
-    return [secret for _, secret in SECRETS if secret in text]
+    """The secrets found in `text` as whole words: the PIN "4821" must not be matched
+    inside a timestamp's microseconds or an id (that made this test flaky)."""
+    return [secret for _, secret in SECRETS if _as_word(secret).search(text)]
+
+
+def _as_word(secret: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])")
 
 
 def say_all(owner: Actor, *, redacting: bool = True) -> str:
