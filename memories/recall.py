@@ -515,9 +515,9 @@ def _second_stage(query: RecallQuery, found: Candidates) -> None:
     fitted = rerank.weights()
     if fitted is None:
         return
-    evidence, candidates = rerank_inputs(query, found)
+    evidence, pool = rerank_inputs(query, found)
     dates = [r.text for r in evidence.ranges]
-    factors = rerank.multipliers(evidence, candidates, fitted)
+    factors = rerank.multipliers(evidence, pool, fitted)
     for (_, e), factor in zip(found.scored, factors, strict=True):
         e.second_stage = factor
         e.dates = dates
@@ -526,36 +526,33 @@ def _second_stage(query: RecallQuery, found: Candidates) -> None:
 
 def rerank_inputs(
     query: RecallQuery, found: Candidates
-) -> tuple[rerank.QueryEvidence, list[rerank.Candidate]]:
+) -> tuple[rerank.QueryEvidence, rerank.Pool]:
     """What the second stage reads, for the recall above and for fitting its weights."""
     evidence = rerank.query_evidence(query.text, query.asked_at or found.now)
-    whole = found.whole
-    plan = read_plan(Memory)
-    at = {name: plan.index(name) for name in ("content", "context")}
+    whole, scored = found.whole, found.scored
+    at = read_plan(Memory).index("content"), read_plan(Memory).index("context")
     cosine = _cosines(found)
-    candidates = []
-    for row, e in found.scored:
-        before, after = found.adjacent.get(row.id, (None, None))
-        candidates.append(
-            rerank.Candidate(
-                memory_id=row.id,
-                cosine=cosine.get(row.id, e.cosine),
-                log_base=math.log(max(e.final, 1e-12)),
-                content=str(whole[row.id][at["content"]] or ""),
-                context=str(whole[row.id][at["context"]] or ""),
-                occurred_at=row.occurred_at,
-                vector_rank=e.vector_rank,
-                keyword_rank=e.keyword_rank,
-                before_id=before,
-                after_id=after,
-                before=_text(whole, before, at["content"]),
-                after=_text(whole, after, at["content"]),
-                before_cosine=cosine.get(before, 0.0) if before else 0.0,
-                after_cosine=cosine.get(after, 0.0) if after else 0.0,
-                widened=e.match_source == "neighbour",
-            )
-        )
-    return evidence, candidates
+    position = {row.id: i for i, (row, _) in enumerate(scored)}
+    adjacent = [found.adjacent.get(row.id, (None, None)) for row, _ in scored]
+    pool = rerank.Pool(
+        ids=np.array([row.id for row, _ in scored], dtype=np.int64),
+        cosine=np.array(
+            [cosine.get(row.id, e.cosine) for row, e in scored], dtype=np.float64
+        ),  # None (no vector) becomes NaN
+        log_base=np.array([math.log(max(e.final, 1e-12)) for _, e in scored]),
+        vector_rank=np.array([e.vector_rank or 0 for _, e in scored], dtype=np.int64),
+        keyword_rank=np.array([e.keyword_rank or 0 for _, e in scored], dtype=np.int64),
+        occurred_at=[row.occurred_at for row, _ in scored],
+        content=[str(whole[row.id][at[0]] or "") for row, _ in scored],
+        context=[str(whole[row.id][at[1]] or "") for row, _ in scored],
+        before=[_text(whole, before, at[0]) for before, _ in adjacent],
+        after=[_text(whole, after, at[0]) for _, after in adjacent],
+        before_at=np.array([position.get(b, -1) if b else -1 for b, _ in adjacent], np.int64),
+        before_cosine=np.array([cosine.get(b, 0.0) if b else 0.0 for b, _ in adjacent]),
+        after_cosine=np.array([cosine.get(a, 0.0) if a else 0.0 for _, a in adjacent]),
+        widened=np.array([e.match_source == "neighbour" for _, e in scored], dtype=bool),
+    )
+    return evidence, pool
 
 
 def _cosines(found: Candidates) -> dict[int, float]:

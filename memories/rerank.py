@@ -49,14 +49,15 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from memories.dates import date_match, query_dates
 from memories.extraction.sentences import split_sentences
@@ -129,27 +130,33 @@ class QueryEvidence:
     subject: str | None = None  # the first name: whom the question is about
 
 
-@dataclass(slots=True)
-class Candidate:
-    """One candidate as the second stage sees it."""
+@dataclass
+class Pool:
+    """Every candidate as the second stage sees it: entry i of each field is candidate i
+    (arrays, and lists for the texts), so the features are computed over the whole pool at
+    once instead of one Python object per candidate."""
 
-    memory_id: int
-    cosine: float | None
-    log_base: float
-    content: str
-    context: str
-    occurred_at: datetime | None
-    vector_rank: int | None = None
-    keyword_rank: int | None = None
-    # The memories written just before and after it (memories.recall.widen): ids, texts
-    # and cosines with the query; and whether it joined the pool as such a neighbour.
-    before_id: int | None = None
-    after_id: int | None = None
-    before: str = ""
-    after: str = ""
-    before_cosine: float = 0.0
-    after_cosine: float = 0.0
-    widened: bool = False
+    ids: npt.NDArray[np.int64]
+    cosine: npt.NDArray[np.float64]  # the query's cosine; NaN: the memory has no vector
+    log_base: npt.NDArray[np.float64]
+    vector_rank: npt.NDArray[np.int64]  # rank in the vector list, 0: not in it
+    keyword_rank: npt.NDArray[np.int64]  # rank in the keyword list, 0: not in it
+    occurred_at: list[datetime | None]
+    content: list[str]
+    context: list[str]
+    # The memories written just before and after it (memories.recall.widen): texts,
+    # cosines with the query, and where the one before sits in the pool (-1: not in it);
+    # and whether it joined the pool as such a neighbour.
+    before: list[str]
+    after: list[str]
+    before_at: npt.NDArray[np.int64]
+    before_cosine: npt.NDArray[np.float64]
+    after_cosine: npt.NDArray[np.float64]
+    widened: npt.NDArray[np.bool_]
+
+    @property
+    def size(self) -> int:
+        return int(self.ids.size)
 
 
 def query_evidence(text: str, now: datetime) -> QueryEvidence:
@@ -173,57 +180,6 @@ def _speaker(content: str) -> str | None:
     return terms[0] if len(terms) == 1 else None
 
 
-@dataclass(frozen=True)
-class _Pool:
-    """What one candidate's features read from the whole pool."""
-
-    floor_cosine: float  # the vector list's last cosine: a bound for the ones it missed
-    rarity: dict[str, float]  # each query term's weight among the candidates
-    total_rarity: float  # their sum
-    share: dict[int, float]  # memory id -> first-stage score as a share of the best's
-    days: Counter[date]  # candidates per day they occurred
-    size: int
-
-    def share_of(self, terms: Collection[str]) -> float:
-        """The rarity-weighted share of the query's terms that ``terms`` holds."""
-        if not self.total_rarity:
-            return 0.0
-        return sum(self.rarity[t] for t in terms) / self.total_rarity
-
-
-def features(query: QueryEvidence, candidate: Candidate, pool: _Pool) -> list[float]:
-    """The FEATURES of one candidate, in order."""
-    terms, names = query.terms, query.names
-    content, context = _words(candidate.content), _words(candidate.context)
-    found = terms & content
-    known = content | context  # what the neighbours' words are not counted for
-    cosine = candidate.cosine if candidate.cosine is not None else pool.floor_cosine - 0.05
-    speaker = _speaker(candidate.content)
-    before_score = pool.share.get(candidate.before_id, 0.0) if candidate.before_id else 0.0
-    share = pool.share_of
-    return [
-        cosine,
-        float(candidate.keyword_rank is not None),
-        len(found) / len(terms) if terms else 0.0,
-        len((terms & context) - found) / len(terms) if terms else 0.0,
-        share(found),
-        date_match(query.ranges, candidate.occurred_at) if query.ranges else 0.0,
-        1.0 / (1 + candidate.vector_rank) if candidate.vector_rank else 0.0,
-        1.0 / (1 + candidate.keyword_rank) if candidate.keyword_rank else 0.0,
-        _same_day(candidate, pool),
-        float(speaker is not None and speaker in names),
-        float(speaker is not None and speaker == query.subject),
-        share((terms & _words(candidate.before)) - known) if candidate.before else 0.0,
-        share((terms & _words(candidate.after)) - known) if candidate.after else 0.0,
-        candidate.before_cosine,
-        candidate.after_cosine,
-        before_score,
-        float(candidate.widened),
-        _asks(candidate.content),
-        before_score * _asks(candidate.before) if before_score else 0.0,
-    ]
-
-
 @lru_cache(maxsize=65_536)
 def _asks(text: str) -> float:
     """The share of its sentences that are questions: a memory that asks is rarely the
@@ -234,57 +190,94 @@ def _asks(text: str) -> float:
     return sum(s.endswith("?") for s in sentences) / len(sentences) if sentences else 0.0
 
 
-def term_rarity(query: QueryEvidence, candidates: Sequence[Candidate]) -> dict[str, float]:
-    """log(1 + n / df) of each query term over the candidates' content: a word only a few
-    of them hold tells more about which one is meant (an IDF over the pool, which costs
-    nothing more than the words already read)."""
-    if not query.terms:
-        return {}
-    words = [_words(c.content) for c in candidates]
-    n = len(candidates)
-    return {t: math.log(1 + n / (1 + sum(t in w for w in words))) for t in query.terms}
+def term_rarity(terms: Sequence[str], holds: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """log(1 + n / df) of each query term over the candidates' content (``holds``: which
+    candidate holds which term): a word only a few of them hold tells more about which one
+    is meant (an IDF over the pool, which costs nothing more than the words already read)."""
+    n, counts = holds.shape[0], holds.sum(axis=0).tolist()
+    return np.array([math.log(1 + n / (1 + df)) for df in counts[: len(terms)]])
 
 
-def feature_matrix(query: QueryEvidence, candidates: Sequence[Candidate]) -> np.ndarray:
-    """Every candidate's FEATURES, one row each."""
-    if not candidates:
+def _holds(terms: Sequence[str], texts: Sequence[str]) -> npt.NDArray[np.bool_]:
+    """(texts, terms): whether each text holds each query term, as the index stores it."""
+    holds = np.zeros((len(texts), len(terms)), dtype=bool)
+    for row, text in enumerate(texts):
+        if text:
+            words = _words(text)
+            holds[row] = [term in words for term in terms]
+    return holds
+
+
+def feature_matrix(query: QueryEvidence, pool: Pool) -> npt.NDArray[np.float64]:
+    """Every candidate's FEATURES, one row each, computed column by column over the pool."""
+    n = pool.size
+    if not n:
         return np.zeros((0, len(FEATURES)))
-    cosines = [c.cosine for c in candidates if c.vector_rank is not None and c.cosine is not None]
-    top = max(c.log_base for c in candidates)
-    rarity = term_rarity(query, candidates)
-    pool = _Pool(
-        floor_cosine=min(cosines) if cosines else 0.0,
-        rarity=rarity,
-        total_rarity=sum(rarity.values()),
-        share={c.memory_id: math.exp(c.log_base - top) for c in candidates},
-        days=Counter(c.occurred_at.date() for c in candidates if c.occurred_at is not None),
-        size=len(candidates),
-    )
-    return np.array([features(query, c, pool) for c in candidates])
+    terms = sorted(query.terms)
+    content, context = _holds(terms, pool.content), _holds(terms, pool.context)
+    rarity = term_rarity(terms, content)
+    total = float(rarity.sum())
+
+    def share(holds: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+        """The rarity-weighted share of the query's terms each candidate holds."""
+        return (holds * rarity).sum(axis=1) / total if total else np.zeros(n)
+
+    known = content | context  # what the neighbours' words are not counted for
+    listed = ~np.isnan(pool.cosine) & (pool.vector_rank > 0)
+    floor = float(pool.cosine[listed].min()) if listed.any() else 0.0
+    share_of_best = np.exp(pool.log_base - pool.log_base.max())
+    before = pool.before_at >= 0
+    before_score = np.where(before, share_of_best[np.where(before, pool.before_at, 0)], 0.0)
+    asks = np.array([_asks(text) for text in pool.content])
+    speakers = [_speaker(text) for text in pool.content]
+    columns = {
+        "cosine": np.where(np.isnan(pool.cosine), floor - 0.05, pool.cosine),
+        "in_keyword": (pool.keyword_rank > 0).astype(float),
+        "coverage": content.sum(axis=1) / len(terms) if terms else np.zeros(n),
+        "context_coverage": (context & ~content).sum(axis=1) / len(terms) if terms else np.zeros(n),
+        "rare_coverage": share(content),
+        "date": np.array([date_match(query.ranges, at) for at in pool.occurred_at])
+        if query.ranges
+        else np.zeros(n),
+        "vector_rr": _reciprocal_ranks(pool.vector_rank),
+        "keyword_rr": _reciprocal_ranks(pool.keyword_rank),
+        "same_day": _same_day(pool.occurred_at),
+        "speaker": np.array([s is not None and s in query.names for s in speakers], dtype=float),
+        "subject": np.array([s is not None and s == query.subject for s in speakers], dtype=float),
+        "before_coverage": share(_holds(terms, pool.before) & ~known),
+        "after_coverage": share(_holds(terms, pool.after) & ~known),
+        "before_cosine": pool.before_cosine,
+        "after_cosine": pool.after_cosine,
+        "before_score": before_score,
+        "widened": pool.widened.astype(float),
+        "asks": asks,
+        "answers": before_score * np.array([_asks(text) for text in pool.before]),
+    }
+    return np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
 
 
-def _same_day(candidate: Candidate, pool: _Pool) -> float:
-    """The share of the other candidates that occurred on its day."""
-    if candidate.occurred_at is None:
-        return 0.0
-    return (pool.days[candidate.occurred_at.date()] - 1) / max(1, pool.size - 1)
+def _reciprocal_ranks(ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """1 / (1 + rank) in a list, 0 for the candidates it did not hold (rank 0)."""
+    return np.where(ranks > 0, 1.0 / (1 + ranks), 0.0)
 
 
-def multipliers(
-    query: QueryEvidence, candidates: Sequence[Candidate], fitted: Weights
-) -> list[float]:
+def _same_day(occurred: Sequence[datetime | None]) -> npt.NDArray[np.float64]:
+    """The share of the other candidates that occurred on each one's day (0 without a date)."""
+    days = Counter(at.date() for at in occurred if at is not None)
+    others = max(1, len(occurred) - 1)
+    return np.array([(days[at.date()] - 1) / others if at else 0.0 for at in occurred])
+
+
+def multipliers(query: QueryEvidence, pool: Pool, fitted: Weights) -> list[float]:
     """Each candidate's second-stage multiplier, exp(score - log_base - c)."""
-    if not candidates:
+    if not pool.size:
         return []
     # Row by row, not a BLAS product: a matrix-vector product may round a row differently
     # by where it sits in the matrix, and the pool's order follows the database's row
     # order, which a dump and restore (or PostgreSQL's MVCC) changes.
-    scores = (feature_matrix(query, candidates) * fitted.vector()).sum(axis=1)
-    exponents = [
-        (fitted.base - 1.0) * candidate.log_base + score
-        for candidate, score in zip(candidates, scores.tolist(), strict=True)
-    ]
+    scores = (feature_matrix(query, pool) * fitted.vector()).sum(axis=1)
+    exponents = (fitted.base - 1.0) * pool.log_base + scores
     # Only the order matters: shifted so the best candidate's factor is about 1, the
     # factors stay readable and no score underflows to 0.
-    top = max(exponents)
-    return [math.exp(max(_MIN_EXPONENT, exponent - top)) for exponent in exponents]
+    shifted = np.maximum(_MIN_EXPONENT, exponents - exponents.max())
+    return [math.exp(exponent) for exponent in shifted.tolist()]

@@ -372,8 +372,10 @@ def ask(
     evidence_of, candidates = rerank_inputs(query, first)
     matrix = rerank.feature_matrix(evidence_of, candidates)
     pool = [
-        (row_features, candidate.log_base, dia_of.get(row.id, set()))
-        for (row, _), candidate, row_features in zip(first.scored, candidates, matrix, strict=True)
+        (row_features, log_base, dia_of.get(row.id, set()))
+        for (row, _), log_base, row_features in zip(
+            first.scored, candidates.log_base.tolist(), matrix, strict=True
+        )
     ]
     return found, pool
 
