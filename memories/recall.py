@@ -42,6 +42,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from django.utils import timezone
 
 from memories import keyword_index, rerank, vector_index
@@ -359,34 +360,130 @@ def _aware(value: str | datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def _explain(
-    memory: _Row,
-    vector: dict[int, tuple[int, float]],
-    keyword: dict[int, tuple[int, float]],
-    now: datetime,
-) -> Explanation:
-    e = Explanation()
-    if memory.id in vector:
-        e.vector_rank, e.cosine = vector[memory.id][0], round(vector[memory.id][1], 6)
-        e.rrf += 1.0 / (RRF_K + e.vector_rank)
-    if memory.id in keyword:
-        e.keyword_rank, e.bm25 = keyword[memory.id][0], round(keyword[memory.id][1], 6)
-        e.rrf += 1.0 / (RRF_K + e.keyword_rank)
-    e.match_source = (
-        "hybrid"
-        if memory.id in vector and memory.id in keyword
-        else "vector"
-        if memory.id in vector
-        else "fts"
-    )
-    e.importance = 0.7 + 0.3 * memory.importance
-    e.confidence = 0.6 + 0.4 * memory.confidence
-    e.recency = max(RECENCY_FLOOR, decay(memory.last_seen_at, memory.scope, now))
-    e.scope = SCOPE_BOOST.get(memory.scope, 1.0)
-    if memory.status == MemoryStatus.SUPERSEDED:
-        e.superseded = SUPERSEDED_FACTOR
-    e.final = e.product()
-    return e
+# Where a candidate came from (Explanation.match_source), by Scores.source.
+SOURCES = ("hybrid", "vector", "fts", "neighbour")
+_NEIGHBOUR = SOURCES.index("neighbour")
+
+
+@dataclass
+class Scores:
+    """Every candidate's score parts, entry i of each array for candidate i: Explanation's
+    fields as arrays, so scoring the pool makes no object per candidate; ``explanation``
+    builds one for a hit returned."""
+
+    vector_rank: npt.NDArray[np.int64]  # 0: not in the vector list
+    cosine: npt.NDArray[np.float64]  # the vector list's cosine, NaN when not in it
+    keyword_rank: npt.NDArray[np.int64]  # 0: not in the keyword list
+    bm25: npt.NDArray[np.float64]  # NaN when not in the keyword list
+    rrf: npt.NDArray[np.float64]
+    neighbour: npt.NDArray[np.float64]
+    neighbour_of: npt.NDArray[np.int64]  # the memory id whose rrf gave the bonus, -1: none
+    importance: npt.NDArray[np.float64]
+    confidence: npt.NDArray[np.float64]
+    recency: npt.NDArray[np.float64]
+    scope: npt.NDArray[np.float64]
+    superseded: npt.NDArray[np.float64]
+    second_stage: npt.NDArray[np.float64]
+    source: npt.NDArray[np.int64]  # index in SOURCES
+
+    @classmethod
+    def of(
+        cls,
+        rows: Sequence[_Row],
+        vector: dict[int, tuple[int, float]],
+        keyword: dict[int, tuple[int, float]],
+        now: datetime,
+    ) -> Scores:
+        """The first stage's parts of ``rows``: fused ranks and the multipliers."""
+        none = (0, math.nan)
+        in_vector = [vector.get(row.id, none) for row in rows]
+        in_keyword = [keyword.get(row.id, none) for row in rows]
+        vector_rank = np.array([rank for rank, _ in in_vector], dtype=np.int64)
+        keyword_rank = np.array([rank for rank, _ in in_keyword], dtype=np.int64)
+        rrf = _fused(vector_rank) + _fused(keyword_rank)
+        found = (vector_rank > 0).astype(np.int64) * 2 + (keyword_rank > 0)
+        return cls(
+            vector_rank=vector_rank,
+            cosine=np.array([cosine for _, cosine in in_vector], dtype=np.float64),
+            keyword_rank=keyword_rank,
+            bm25=np.array([bm25 for _, bm25 in in_keyword], dtype=np.float64),
+            rrf=rrf,
+            neighbour=np.zeros(len(rows)),
+            neighbour_of=np.full(len(rows), -1, dtype=np.int64),
+            importance=0.7 + 0.3 * np.array([row.importance for row in rows], dtype=np.float64),
+            confidence=0.6 + 0.4 * np.array([row.confidence for row in rows], dtype=np.float64),
+            recency=np.array(
+                [max(RECENCY_FLOOR, decay(row.last_seen_at, row.scope, now)) for row in rows],
+                dtype=np.float64,
+            ),
+            scope=np.array([SCOPE_BOOST.get(row.scope, 1.0) for row in rows], dtype=np.float64),
+            superseded=np.array(
+                [
+                    SUPERSEDED_FACTOR if row.status == MemoryStatus.SUPERSEDED else 1.0
+                    for row in rows
+                ],
+                dtype=np.float64,
+            ),
+            second_stage=np.ones(len(rows)),
+            # found by both lists (3): hybrid; by the vector list (2); by the keyword list (1)
+            source=np.array([0, 2, 1, 0], dtype=np.int64)[found],
+        )
+
+    def final(self) -> npt.NDArray[np.float64]:
+        """Every candidate's score, multiplied in Explanation.product's order (the same
+        float for the same parts)."""
+        return (
+            (self.rrf + self.neighbour)
+            * self.importance
+            * self.confidence
+            * self.recency
+            * self.scope
+            * self.superseded
+            * self.second_stage
+        )
+
+    def take(self, at: npt.NDArray[np.int64]) -> Scores:
+        """The candidates at positions ``at``, in that order."""
+        return Scores(**{name: getattr(self, name)[at] for name in _SCORE_FIELDS})
+
+    def extended(self, other: Scores) -> Scores:
+        return Scores(
+            **{
+                name: np.concatenate([getattr(self, name), getattr(other, name)])
+                for name in _SCORE_FIELDS
+            }
+        )
+
+    def explanation(self, i: int, dates: list[str]) -> Explanation:
+        """Candidate ``i``'s explanation."""
+        e = Explanation(
+            rrf=float(self.rrf[i]),
+            importance=float(self.importance[i]),
+            confidence=float(self.confidence[i]),
+            recency=float(self.recency[i]),
+            scope=float(self.scope[i]),
+            superseded=float(self.superseded[i]),
+            second_stage=float(self.second_stage[i]),
+            dates=list(dates),
+            neighbour=float(self.neighbour[i]),
+            match_source=SOURCES[int(self.source[i])],
+        )
+        if self.vector_rank[i]:
+            e.vector_rank, e.cosine = int(self.vector_rank[i]), round(float(self.cosine[i]), 6)
+        if self.keyword_rank[i]:
+            e.keyword_rank, e.bm25 = int(self.keyword_rank[i]), round(float(self.bm25[i]), 6)
+        if self.neighbour_of[i] >= 0:
+            e.neighbour_of = int(self.neighbour_of[i])
+        e.final = e.product()
+        return e
+
+
+_SCORE_FIELDS = tuple(Scores.__dataclass_fields__)
+
+
+def _fused(ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """Reciprocal rank fusion's part of one list: 1 / (RRF_K + rank), 0 when not in it."""
+    return np.where(ranks > 0, 1.0 / (RRF_K + ranks), 0.0)
 
 
 def _ranked(ids: list[tuple[int, float]]) -> dict[int, tuple[int, float]]:
@@ -395,9 +492,11 @@ def _ranked(ids: list[tuple[int, float]]) -> dict[int, tuple[int, float]]:
 
 @dataclass
 class Candidates:
-    """The first stage's admitted candidates (fused, multiplied, neighbour bonus added)."""
+    """The first stage's admitted candidates (fused, multiplied, neighbour bonus added):
+    entry i of ``scores``' arrays is ``rows[i]``."""
 
-    scored: list[tuple[_Row, Explanation]]
+    rows: list[_Row]
+    scores: Scores
     whole: dict[int, Sequence[object]]  # memory id -> its whole row (read_plan order)
     now: datetime
     scan: vector_index.Scan = field(default_factory=lambda: vector_index.Scan([]))
@@ -406,22 +505,30 @@ class Candidates:
     # The read filters' statuses and visible tasks (first_stage's), for what widen adds.
     statuses: set[str] = field(default_factory=set)
     tasks: frozenset[str] | None = None
+    dates: list[str] = field(default_factory=list)  # the dates the query named
+
+    @property
+    def ids(self) -> npt.NDArray[np.int64]:
+        return np.array([row.id for row in self.rows], dtype=np.int64)
+
+    def ranked(self) -> npt.NDArray[np.int64]:
+        """Positions best first: by score, ties by the newer memory (higher id)."""
+        return np.lexsort((-self.ids, -self.scores.final()))
 
 
 def recall(query: RecallQuery) -> list[RecallHit]:
     """The top_k memories for the query, best first, each with its explanation."""
     found = first_stage(query)
-    scored, whole = found.scored, found.whole
-    if query.second_stage and scored:
+    if query.second_stage and found.rows:
         widen(query, found)
         _second_stage(query, found)
-    scored.sort(key=lambda pair: (-pair[1].final, -pair[0].id))
-    chosen = _with_stale_fallback(scored, query.top_k)
+    chosen = _with_stale_fallback(found, query.top_k)
     plan = read_plan(Memory)
-    hits = [
-        RecallHit(plan.instance(Memory, whole[row.id]), e.final, e.match_source, e)
-        for row, e in chosen
-    ]
+    hits = []
+    for i in chosen:
+        e = found.scores.explanation(i, found.dates)
+        row = found.whole[found.rows[i].id]
+        hits.append(RecallHit(plan.instance(Memory, row), e.final, e.match_source, e))
     for hit in hits:
         if hit.memory.status == MemoryStatus.STALE:
             reactivate(hit.memory, actor="recall", reason="recalled while stale")
@@ -442,20 +549,18 @@ def first_stage(query: RecallQuery) -> Candidates:
     tasks = visible_task_ids(
         source_task_id=query.source_task_id, exclude_task_memories=query.exclude_task_memories
     )
-    rows, whole = _rows(set(vector) | set(keyword))
-    scored = [
-        (row, _explain(row, vector, keyword, now))
-        for row in rows
-        if _admitted(row, query, statuses, tasks, now)
-    ]
-    present = {row.id for row, _ in scored}
-    scored = [
-        (row, e)
-        for row, e in scored
+    loaded, whole = _rows(set(vector) | set(keyword))
+    admitted = [row for row in loaded if _admitted(row, query, statuses, tasks, now)]
+    present = {row.id for row in admitted}
+    rows = [
+        row
+        for row in admitted
         if not (row.status == MemoryStatus.SUPERSEDED and row.superseded_by_id in present)
     ]
-    _add_neighbour_bonus(scored)
-    return Candidates(scored, whole, now, scan, statuses=statuses, tasks=tasks)
+    found = Candidates(rows, Scores.of(rows, vector, keyword, now), whole, now, scan)
+    found.statuses, found.tasks = statuses, tasks
+    _add_neighbour_bonus(found)
+    return found
 
 
 def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
@@ -466,9 +571,9 @@ def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
     rrf of the candidate it was written beside, so its explanation still adds up. Only the
     best ``top`` get neighbours read (the others' cost ~1 ms at 100k for no measured gain
     on LoCoMo)."""
-    best = sorted(found.scored, key=lambda pair: (-pair[1].final, -pair[0].id))[:top]
-    around = written_around(row.id for row, _ in best)
-    present = {row.id: row for row, _ in found.scored}
+    best = found.ranked()[:top].tolist()
+    around = written_around(found.rows[i].id for i in best)
+    present = {row.id: row for row in found.rows}
     rows, whole = _rows(
         {i for pair in around.values() for i in pair if i is not None and i not in present}
     )
@@ -478,7 +583,10 @@ def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
         i: (_beside(loaded, i, before), _beside(loaded, i, after))
         for i, (before, after) in around.items()
     }
-    for row, e in best:
+    added: list[_Row] = []
+    bonus: list[tuple[float, int]] = []  # (neighbour bonus, the candidate it came from)
+    for i in best:
+        row = found.rows[i]
         before, after = found.adjacent[row.id]
         for other, pair in ((before, (None, row.id)), (after, (row.id, None))):
             if other is None or other in found.adjacent or other in present:
@@ -488,12 +596,16 @@ def widen(query: RecallQuery, found: Candidates, top: int = WIDEN_TOP) -> None:
                 new.superseded_by_id is not None and new.superseded_by_id in found.adjacent
             ):
                 continue  # as in the first stage: never beside its superseder
-            added = _explain(new, {}, {}, found.now)
-            added.match_source = "neighbour"
-            added.neighbour, added.neighbour_of = NEIGHBOUR_WEIGHT * e.rrf, row.id
-            added.final = added.product()
-            found.scored.append((new, added))
+            added.append(new)
+            bonus.append((NEIGHBOUR_WEIGHT * float(found.scores.rrf[i]), row.id))
             found.adjacent[other] = pair
+    if added:
+        scores = Scores.of(added, {}, {}, found.now)
+        scores.source[:] = _NEIGHBOUR
+        scores.neighbour[:] = [value for value, _ in bonus]
+        scores.neighbour_of[:] = [of for _, of in bonus]
+        found.rows += added
+        found.scores = found.scores.extended(scores)
 
 
 def _beside(loaded: dict[int, _Row], memory_id: int, other: int | None) -> int | None:
@@ -516,12 +628,8 @@ def _second_stage(query: RecallQuery, found: Candidates) -> None:
     if fitted is None:
         return
     evidence, pool = rerank_inputs(query, found)
-    dates = [r.text for r in evidence.ranges]
-    factors = rerank.multipliers(evidence, pool, fitted)
-    for (_, e), factor in zip(found.scored, factors, strict=True):
-        e.second_stage = factor
-        e.dates = dates
-        e.final = e.product()
+    found.dates = [r.text for r in evidence.ranges]
+    found.scores.second_stage = np.array(rerank.multipliers(evidence, pool, fitted))
 
 
 def rerank_inputs(
@@ -529,76 +637,76 @@ def rerank_inputs(
 ) -> tuple[rerank.QueryEvidence, rerank.Pool]:
     """What the second stage reads, for the recall above and for fitting its weights."""
     evidence = rerank.query_evidence(query.text, query.asked_at or found.now)
-    whole, scored = found.whole, found.scored
+    whole, rows, scores = found.whole, found.rows, found.scores
     at = read_plan(Memory).index("content"), read_plan(Memory).index("context")
     cosine = _cosines(found)
-    position = {row.id: i for i, (row, _) in enumerate(scored)}
-    adjacent = [found.adjacent.get(row.id, (None, None)) for row, _ in scored]
-    pool = rerank.Pool(
-        ids=np.array([row.id for row, _ in scored], dtype=np.int64),
-        cosine=np.array(
-            [cosine.get(row.id, e.cosine) for row, e in scored], dtype=np.float64
-        ),  # None (no vector) becomes NaN
-        log_base=np.array([math.log(max(e.final, 1e-12)) for _, e in scored]),
-        vector_rank=np.array([e.vector_rank or 0 for _, e in scored], dtype=np.int64),
-        keyword_rank=np.array([e.keyword_rank or 0 for _, e in scored], dtype=np.int64),
-        occurred_at=[row.occurred_at for row, _ in scored],
-        content=[str(whole[row.id][at[0]] or "") for row, _ in scored],
-        context=[str(whole[row.id][at[1]] or "") for row, _ in scored],
+    position = {row.id: i for i, row in enumerate(rows)}
+    adjacent = [found.adjacent.get(row.id, (None, None)) for row in rows]
+    listed = [round(c, 6) for c in scores.cosine.tolist()]  # as the explanation shows it
+    return evidence, rerank.Pool(
+        ids=found.ids,
+        # NaN: no vector (neither the scan nor the vector list has it)
+        cosine=np.array([cosine.get(row.id, c) for row, c in zip(rows, listed, strict=True)]),
+        log_base=np.array([math.log(max(f, 1e-12)) for f in scores.final().tolist()]),
+        vector_rank=scores.vector_rank,
+        keyword_rank=scores.keyword_rank,
+        occurred_at=[row.occurred_at for row in rows],
+        content=[str(whole[row.id][at[0]] or "") for row in rows],
+        context=[str(whole[row.id][at[1]] or "") for row in rows],
         before=[_text(whole, before, at[0]) for before, _ in adjacent],
         after=[_text(whole, after, at[0]) for _, after in adjacent],
         before_at=np.array([position.get(b, -1) if b else -1 for b, _ in adjacent], np.int64),
         before_cosine=np.array([cosine.get(b, 0.0) if b else 0.0 for b, _ in adjacent]),
         after_cosine=np.array([cosine.get(a, 0.0) if a else 0.0 for _, a in adjacent]),
-        widened=np.array([e.match_source == "neighbour" for _, e in scored], dtype=bool),
+        widened=scores.source == _NEIGHBOUR,
     )
-    return evidence, pool
 
 
 def _cosines(found: Candidates) -> dict[int, float]:
     """The query's cosine with every candidate and its written-together neighbours."""
     ids = {i for pair in found.adjacent.values() for i in pair if i is not None}
-    return found.scan.cosines(ids | {row.id for row, _ in found.scored})
+    return found.scan.cosines(ids | {row.id for row in found.rows})
 
 
 def _text(whole: dict[int, Sequence[object]], memory_id: int | None, at: int) -> str:
     return str(whole[memory_id][at] or "") if memory_id is not None else ""
 
 
-def _add_neighbour_bonus(scored: list[tuple[_Row, Explanation]]) -> None:
+def _add_neighbour_bonus(found: Candidates) -> None:
     """Add NEIGHBOUR_WEIGHT x the best neighbouring hit's rrf to each hit, in place.
 
     Neighbours are hits whose source messages are the same message or adjacent
     messages of one thread. Only hits already found by a list take part (no
     expansion); the bonus comes from the neighbour's own rrf, never from a bonus.
     """
-    by_message: dict[str, list[tuple[_Row, Explanation]]] = {}
-    for pair in scored:
-        if pair[0].source_message_id:
-            by_message.setdefault(pair[0].source_message_id, []).append(pair)
+    by_message: dict[str, list[int]] = {}
+    for i, row in enumerate(found.rows):
+        if row.source_message_id:
+            by_message.setdefault(row.source_message_id, []).append(i)
     if len(by_message) < 2 and all(len(v) < 2 for v in by_message.values()):
         return  # nobody has a neighbour: skip the query
     neighbours = message_neighbours(set(by_message))
+    rows, rrf = found.rows, found.scores.rrf.tolist()
     for message_id, here in by_message.items():
         around = list(here)
         for other in neighbours.get(message_id, (None, None)):
             around += by_message.get(other, []) if other else []
-        for row, e in here:
-            others = [pair for pair in around if pair[0].id != row.id]
+        for i in here:
+            others = [j for j in around if rows[j].id != rows[i].id]
             if not others:
                 continue
-            best_row, best = max(others, key=lambda pair: (pair[1].rrf, -pair[0].id))
-            e.neighbour = NEIGHBOUR_WEIGHT * best.rrf
-            e.neighbour_of = best_row.id
-            e.final = e.product()
+            best = max(others, key=lambda j: (rrf[j], -rows[j].id))
+            found.scores.neighbour[i] = NEIGHBOUR_WEIGHT * rrf[best]
+            found.scores.neighbour_of[i] = rows[best].id
 
 
-def _with_stale_fallback(
-    scored: list[tuple[_Row, Explanation]], top_k: int
-) -> list[tuple[_Row, Explanation]]:
-    """Stale memories only fill the page when live ones run short (recall revives them)."""
-    live = [pair for pair in scored if pair[0].status != MemoryStatus.STALE]
+def _with_stale_fallback(found: Candidates, top_k: int) -> list[int]:
+    """The positions of the hits returned, best first. Stale memories only fill the page
+    when live ones run short (recall revives them)."""
+    order = found.ranked().tolist()
+    stale = [found.rows[i].status == MemoryStatus.STALE for i in range(len(found.rows))]
+    live = [i for i in order if not stale[i]]
     if len(live) >= top_k:
         return live[:top_k]
-    stale = [pair for pair in scored if pair[0].status == MemoryStatus.STALE][: top_k - len(live)]
-    return sorted(live + stale, key=lambda pair: (-pair[1].final, -pair[0].id))
+    chosen = set(live + [i for i in order if stale[i]][: top_k - len(live)])
+    return [i for i in order if i in chosen]

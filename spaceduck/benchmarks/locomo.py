@@ -373,8 +373,8 @@ def ask(
     matrix = rerank.feature_matrix(evidence_of, candidates)
     pool = [
         (row_features, log_base, dia_of.get(row.id, set()))
-        for (row, _), log_base, row_features in zip(
-            first.scored, candidates.log_base.tolist(), matrix, strict=True
+        for row, log_base, row_features in zip(
+            first.rows, candidates.log_base.tolist(), matrix, strict=True
         )
     ]
     return found, pool
