@@ -12,11 +12,14 @@ configured embedder and its fingerprint is recorded in ``VectorIndexState``;
 
 Fast path: ``search``. vec0 stays the store of record; each process keeps an
 exact in-memory copy of the namespaces it searches (ids + a float32 matrix whose
-columns are the unit vectors, so cosine = dot product) and answers with one
-vector-matrix product and ``argpartition``. Keeping vectors as columns halves
-the product's time against one vector per row (~6 ms vs ~11.5 ms at 100k x 384,
-2 cores). ``manage.py bench vectors`` compares it with a bare numpy scan over
-the same layout and with the vec0 KNN (~145 ms at 100k).
+rows are the unit vectors, so cosine = dot product) and answers with one
+matrix-vector product and ``argpartition`` (from QUANTIZED_MIN_VECTORS: int8 codes
+first, the shortlist scored exactly). One vector per row keeps each vector's bytes
+together: re-scoring a shortlist reads a few cache lines per vector, where a column
+layout read one per dimension (~2x the time); the full product, only used below the
+codes' threshold, is ~10% slower than over columns with one BLAS thread (/tmp probe).
+``manage.py bench vectors`` compares it with a bare numpy scan and with the vec0 KNN
+(~145 ms at 100k).
 
 Staying current, across processes (web server, huey worker) and threads:
 every vector write, in the same transaction, bumps its namespace's counter in
@@ -432,11 +435,11 @@ def _pg_rows(*statements: tuple[str, list[Any]]) -> list[tuple[Any, ...]]:
 
 
 def _checked(snapshot: _Snapshot, vector: np.ndarray) -> _Snapshot:
-    if snapshot.size and snapshot.matrix.shape[0] != np.shape(vector)[-1]:
+    if snapshot.size and snapshot.matrix.shape[1] != np.shape(vector)[-1]:
         # Seen only right after an embedder switch, before this process read the new setting.
         raise DimensionMismatch(
             f"the query has {np.shape(vector)[-1]} dimensions, the index's vectors "
-            f"{snapshot.matrix.shape[0]}"
+            f"{snapshot.matrix.shape[1]}"
         )
     return snapshot
 
@@ -646,29 +649,26 @@ class _Snapshot:
     ``ids`` and marks it ``_DEAD``. So a search never needs the lock while it
     computes.
 
-    The vectors are the matrix's *columns*: (dims, capacity), C-contiguous. The
-    product ``query @ matrix`` then streams each dimension's row of scores
-    contiguously; measured at 100k x 384 on 2 cores it takes ~6 ms against
-    ~11.5 ms for ``rows @ query`` with one vector per row (same bytes, exact,
-    ``/tmp`` probe in the recall note).
+    The vectors are the matrix's *rows*: (capacity, dims), C-contiguous, so the
+    shortlist's exact scores (``exact``) read each vector's bytes together.
     """
 
     version: Version
     ids: Ids
-    matrix: Matrix  # (dims, capacity): column i is the unit vector of ids[i]
+    matrix: Matrix  # (capacity, dims): row i is the unit vector of ids[i]
     size: int
-    dead: Ids  # positions of _DEAD columns in [:size], sorted
-    # int8 codes of the columns, for the quantized first pass (large namespaces only).
+    dead: Ids  # positions of _DEAD rows in [:size], sorted
+    # int8 codes of the rows, for the quantized first pass (large namespaces only).
     codes: _Codes | None = None
     # "by_id": (ids[:size] sorted, their positions), built by the first lookup by id.
     lookup: dict[str, tuple[Ids, Ids]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def capacity(self) -> int:
-        return int(self.matrix.shape[1])
+        return int(self.matrix.shape[0])
 
     def positions(self, wanted: Ids) -> Ids:
-        """The columns of those of ``wanted`` (distinct ids) this snapshot holds.
+        """The rows of those of ``wanted`` (distinct ids) this snapshot holds.
 
         A binary search over the ids sorted once per snapshot (~2 ms at 100k, then ~20 us
         a lookup, where np.isin took ~1 ms every time). Two threads may sort at once: both
@@ -690,27 +690,27 @@ class _Snapshot:
         """The ``k`` best of ``candidate_ids`` (the whole namespace: ``scores``)."""
         if self.size == self.dead.size:
             return []
-        if query.shape[0] != self.matrix.shape[0]:
+        if query.shape[0] != self.matrix.shape[1]:
             raise ValueError(
-                f"query vector has {query.shape[0]} dimensions, the index {self.matrix.shape[0]}"
+                f"query vector has {query.shape[0]} dimensions, the index {self.matrix.shape[1]}"
             )
-        columns = self.matrix[:, : self.size]
+        rows = self.matrix[: self.size]
         wanted = np.unique(np.fromiter(candidate_ids, dtype=np.int64, count=len(candidate_ids)))
         positions = self.positions(wanted)
-        # Gathering many columns copies them; past a quarter a full product is cheaper.
+        # Gathering many rows copies them; past a quarter a full product is cheaper.
         if positions.size * 4 > self.size:
-            scores = (query @ columns)[positions]
+            scores = (rows @ query)[positions]
         else:
-            scores = query @ columns[:, positions]
+            scores = rows[positions] @ query
         return self.best(query, positions, scores, k)
 
     def best(
         self, query: Matrix, positions: Ids, scores: Matrix, k: int
     ) -> list[tuple[int, float]]:
-        """The ``k`` best (id, cosine) of the columns at ``positions``, best first, ties by
+        """The ``k`` best (id, cosine) of the rows at ``positions``, best first, ties by
         the newer memory (higher id), every cosine from ``exact``.
 
-        ``scores`` (BLAS's float32 product) only shortlists: every column within
+        ``scores`` (BLAS's float32 product) only shortlists: every row within
         ``_SHORTLIST_MARGIN`` of the k-th score is scored again exactly, so the answer
         depends on the vectors alone, not on where the copy holds them (a fresh load, a
         copy caught up from the log, an import: the same list)."""
@@ -728,7 +728,7 @@ class _Snapshot:
 
     def quantized_best(self, query: Matrix, k: int) -> list[tuple[int, float]]:
         """``best`` over the whole namespace, reading a quarter of the bytes: the int8
-        codes rank every column, the ``_shortlist(k)`` best are scored exactly (float64,
+        codes rank every row, the ``_shortlist(k)`` best are scored exactly (float64,
         ``exact``), and the ``k`` best of those are the answer. What the codes can get
         wrong is the order near the shortlist's end, far below the k-th (``bench recall``
         reports the agreement with the exact top k)."""
@@ -745,21 +745,21 @@ class _Snapshot:
         return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
 
     def exact(self, query: Matrix, positions: Ids) -> npt.NDArray[np.float64]:
-        """The cosines of the columns at ``positions``, the same wherever a column sits.
+        """The cosines of the rows at ``positions``, the same wherever a row sits.
 
-        BLAS rounds a column's dot product by its place in the matrix (its blocking), so
+        BLAS rounds a row's dot product by its place in the matrix (its blocking), so
         the same two vectors could score 1 ulp apart in two copies and swap places in a
         tie. Here each product of two float32 values is exact in float64 and they are
         summed in dimension order (cumsum is sequential): one value per pair of vectors."""
         if positions.size == 0:
             return np.zeros(0)
-        terms = self.matrix[:, positions].astype(np.float64)
-        terms *= query.astype(np.float64)[:, None]
-        return np.cumsum(terms, axis=0)[-1]
+        terms = self.matrix[positions].astype(np.float64)
+        terms *= query.astype(np.float64)[None, :]
+        return np.cumsum(terms, axis=1)[:, -1]
 
     def scores(self, query: Matrix) -> Matrix:
-        """Every column's cosine with ``query`` (a unit vector); -inf for dead columns."""
-        scores = query @ self.matrix[:, : self.size]
+        """Every row's cosine with ``query`` (a unit vector); -inf for dead rows."""
+        scores = self.matrix[: self.size] @ query
         scores[self.dead] = -np.inf
         return scores
 
@@ -770,17 +770,17 @@ class _Snapshot:
         snapshot the cache holds, under the lock, as it is being replaced.
         """
         appends = [(memory_id, v) for memory_id, v in changes.items() if v is not None]
-        dims = int(self.matrix.shape[0]) if self.capacity else _dims_of(appends)
+        dims = int(self.matrix.shape[1]) if self.capacity else _dims_of(appends)
         ids, dead = self._without(changes)
         matrix, size, codes = self.matrix, self.size + len(appends), self.codes
         if appends and (size > self.capacity or not in_place):
             ids, matrix = _grown(ids, matrix, self.size, size, dims)
-            codes = codes.grown(self.size, matrix.shape[1]) if codes is not None else None
+            codes = codes.grown(self.size, matrix.shape[0]) if codes is not None else None
         for offset, (memory_id, vector) in enumerate(appends):
             ids[self.size + offset] = memory_id
-            matrix[:, self.size + offset] = vector
+            matrix[self.size + offset] = vector
         if codes is not None and appends:
-            codes.put(self.size, matrix[:, self.size : size])
+            codes.put(self.size, matrix[self.size : size])
         elif codes is None and size >= QUANTIZED_MIN_VECTORS:
             codes = _Codes.of(matrix, size)
         snapshot = _Snapshot(version, ids, matrix, size, dead, codes)
@@ -798,7 +798,7 @@ class _Snapshot:
 
     def compacted(self) -> _Snapshot:
         alive = np.flatnonzero(self.ids[: self.size] != _DEAD)
-        rows = self.matrix[:, alive].T
+        rows = self.matrix[alive]
         return _assemble([(self.ids[alive], rows)], self.version, normalise=False)
 
 
@@ -969,14 +969,14 @@ def _assemble(
     dims = int(parts[0][1].shape[1]) if size else 0
     capacity = size + max(_MIN_HEADROOM, size // 8) if size else 0
     ids_buffer = np.empty(capacity, dtype=np.int64)
-    matrix = np.empty((dims, capacity), dtype=np.float32)
+    matrix = np.empty((capacity, dims), dtype=np.float32)
     at = 0
     for ids, rows in parts:  # rows: (n, dims), one vector per row as vec0 stores them
         ids_buffer[at : at + len(ids)] = ids
-        matrix[:, at : at + len(ids)] = rows.T
+        matrix[at : at + len(ids)] = rows
         at += len(ids)
     if normalise:
-        _normalise_columns(matrix[:, :size])
+        _normalise_rows(matrix[:size])
     codes = _Codes.of(matrix, size) if size >= QUANTIZED_MIN_VECTORS else None
     return _Snapshot(version, ids_buffer, matrix, size, np.empty(0, dtype=np.int64), codes)
 
@@ -985,41 +985,40 @@ def _grown(ids: Ids, matrix: Matrix, used: int, needed: int, dims: int) -> tuple
     """Fresh buffers holding the first ``used`` vectors, with room for ``needed`` and more."""
     capacity = needed + max(_MIN_HEADROOM, needed // 8)
     new_ids = np.empty(capacity, dtype=np.int64)
-    new_matrix = np.empty((dims, capacity), dtype=np.float32)
+    new_matrix = np.empty((capacity, dims), dtype=np.float32)
     if used:  # an empty snapshot's matrix is (0, 0): nothing to copy, nor to broadcast
         new_ids[:used] = ids[:used]
-        new_matrix[:, :used] = matrix[:, :used]
+        new_matrix[:used] = matrix[:used]
     return new_ids, new_matrix
 
 
 @dataclass(frozen=True, slots=True)
 class _Codes:
-    """int8 codes of a snapshot's columns, one row per vector (SIMD reads them contiguously),
+    """int8 codes of a snapshot's vectors, one row per vector (SIMD reads them contiguously),
     each vector scaled by its own largest component: ``vector ~ codes[i] * scales[i]``.
 
     Per-vector scales need no statistics of the namespace, so an appended vector is coded
     alone, exactly as a load codes it; 384 int8 values keep a unit vector's dot products
     within ~1e-3, against gaps of ~1e-2 between neighbours near the top. Kept in step with
-    the float32 columns by ``_Snapshot.with_changes`` (same capacity, same positions)."""
+    the float32 rows by ``_Snapshot.with_changes`` (same capacity, same positions)."""
 
     rows: npt.NDArray[np.int8]  # (capacity, dims)
     scales: Matrix  # (capacity,)
 
     @staticmethod
     def of(matrix: Matrix, size: int) -> _Codes:
-        capacity = int(matrix.shape[1])
+        capacity = int(matrix.shape[0])
         codes = _Codes(
-            np.empty((capacity, int(matrix.shape[0])), dtype=np.int8),
+            np.empty((capacity, int(matrix.shape[1])), dtype=np.int8),
             np.empty(capacity, dtype=np.float32),
         )
-        for start in range(0, size, _CODE_BATCH):  # a transpose at a time: bounded memory
+        for start in range(0, size, _CODE_BATCH):  # a batch at a time: bounded memory
             end = min(size, start + _CODE_BATCH)
-            codes.put(start, matrix[:, start:end])
+            codes.put(start, matrix[start:end])
         return codes
 
-    def put(self, at: int, columns: Matrix) -> None:
-        """Code ``columns`` (dims, n) into rows ``at``...``at + n``."""
-        rows = np.ascontiguousarray(columns.T)
+    def put(self, at: int, rows: Matrix) -> None:
+        """Code ``rows`` (n, dims) into rows ``at``...``at + n``."""
         peak = np.abs(rows).max(axis=1)
         scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
         self.rows[at : at + len(rows)] = np.rint(rows / scales[:, None])
@@ -1073,27 +1072,30 @@ def _unit(vector: np.ndarray) -> Matrix:
     return flat / np.float32(norm) if norm > 0 else flat.copy()
 
 
-def _normalise_columns(columns: Matrix) -> None:
-    """Scale each column to length 1 in place, the same way whatever the matrix's width.
+def _normalise_rows(rows: Matrix) -> None:
+    """Scale each row to length 1 in place, the same way whatever the matrix's height.
 
-    A stored vector reaches a copy either in a load (many columns) or caught up from the
+    A stored vector reaches a copy either in a load (many rows) or caught up from the
     log (one, ``_stored_unit``); both must hold the very same float32 values, or one copy
     scores it 1 ulp apart from the other. So the squared norm is summed in float64 one
-    dimension after another (elementwise over the columns: no reordering by BLAS or by
-    numpy's pairwise sums, whose grouping depends on the shape)."""
-    squares = np.zeros(columns.shape[1])
-    for row in columns:
-        squares += np.square(row, dtype=np.float64)
-    norms = np.sqrt(squares).astype(np.float32)
-    norms[norms == 0] = 1.0
-    columns /= norms[None, :]
+    dimension after another (cumsum along a row is sequential: no reordering by BLAS or
+    by numpy's pairwise sums, whose grouping depends on the shape), a batch of rows at a
+    time to bound the float64 copy."""
+    for start in range(0, rows.shape[0], _CODE_BATCH):
+        batch = rows[start : start + _CODE_BATCH]
+        if not batch.shape[1]:
+            continue
+        norms = np.sqrt(np.cumsum(np.square(batch, dtype=np.float64), axis=1)[:, -1])
+        norms = norms.astype(np.float32)
+        norms[norms == 0] = 1.0
+        batch /= norms[:, None]
 
 
 def _stored_unit(vector: np.ndarray) -> Matrix:
-    """A stored vector as a copy holds it: ``_normalise_columns`` of that one column."""
-    column = np.array(vector, dtype=np.float32).reshape(-1, 1)
-    _normalise_columns(column)
-    return column[:, 0]
+    """A stored vector as a copy holds it: ``_normalise_rows`` of that one row."""
+    row = np.array(vector, dtype=np.float32).reshape(1, -1)
+    _normalise_rows(row)
+    return row[0]
 
 
 def _dims_of(appends: list[tuple[int, Matrix]]) -> int:

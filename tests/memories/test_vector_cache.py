@@ -334,13 +334,13 @@ def test_an_uncommitted_catch_up_leaves_the_shared_copy_untouched() -> None:
     cello = get_embedder().embed(["the cello"])[0]
     hit_ids(ALICE, cello, 1)
     (shared,) = vector_index._CACHE.values()
-    spare = (shared.ids[shared.size :].tobytes(), shared.matrix[:, shared.size :].tobytes())
+    spare = (shared.ids[shared.size :].tobytes(), shared.matrix[shared.size :].tobytes())
 
     with transaction.atomic():
         memory = memory_create(namespace=ALICE, kind="fact", content="the cello", actor="t")
         assert hit_ids(ALICE, cello, 1) == [memory.pk]  # a private, patched copy
         transaction.set_rollback(True)
-    assert (shared.ids[shared.size :].tobytes(), shared.matrix[:, shared.size :].tobytes()) == spare
+    assert (shared.ids[shared.size :].tobytes(), shared.matrix[shared.size :].tobytes()) == spare
     assert vector_index._CACHE[vector_index._key(ALICE)] is shared
 
 

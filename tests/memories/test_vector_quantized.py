@@ -99,7 +99,7 @@ def test_a_namespace_growing_past_the_threshold_gets_its_codes() -> None:
 def test_codes_estimate_each_cosine_closely() -> None:
     rng = np.random.default_rng(35)
     vectors = unit_vectors(rng, 500)
-    matrix = np.ascontiguousarray(vectors.T)
+    matrix = np.ascontiguousarray(vectors)  # one vector per row, as a snapshot holds them
     codes = vector_index._Codes.of(matrix, 500)
     query = unit_vectors(rng, 1)[0]
     estimates = codes.scores(query, 500)
