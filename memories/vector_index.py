@@ -349,6 +349,8 @@ class Scan:
     query: Matrix | None = None  # the unit query vector the snapshot was scored against
     # A namespace searched through PostgreSQL's index: cosines are read from the table.
     indexed: tuple[str, np.ndarray] | None = None
+    # memory id -> cosine, already scored exactly by the scan (the codes' shortlist).
+    scored: dict[int, float] = field(default_factory=dict)
 
     def cosines(self, memory_ids: Collection[int]) -> dict[int, float]:
         """memory id -> cosine with the query, for those of ``memory_ids`` with a vector.
@@ -359,10 +361,14 @@ class Scan:
             return _cosines_sql(*self.indexed, memory_ids)
         if self.snapshot is None or self.query is None or not memory_ids:
             return {}
-        wanted = np.unique(np.fromiter(memory_ids, dtype=np.int64, count=len(memory_ids)))
+        known = {i: self.scored[i] for i in memory_ids if i in self.scored}
+        rest = [i for i in memory_ids if i not in known]
+        if not rest:
+            return known
+        wanted = np.unique(np.fromiter(rest, dtype=np.int64, count=len(rest)))
         at = self.snapshot.positions(wanted)
         exact = self.snapshot.exact(self.query, at)
-        return dict(zip(self.snapshot.ids[at].tolist(), exact.tolist(), strict=True))
+        return known | dict(zip(self.snapshot.ids[at].tolist(), exact.tolist(), strict=True))
 
 
 def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
@@ -376,7 +382,8 @@ def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
         return Scan([])
     query = _unit(vector)
     if snapshot.codes is not None and _quantized_pays(snapshot, k):
-        return Scan(snapshot.quantized_best(query, k), snapshot, query)
+        hits, scored = snapshot.quantized_best(query, k)
+        return Scan(hits, snapshot, query, scored=scored)
     scores = snapshot.scores(query)
     everything = np.arange(snapshot.size)
     return Scan(snapshot.best(query, everything, scores, k), snapshot, query)
@@ -726,12 +733,15 @@ class _Snapshot:
         order = np.lexsort((-ids, -cosines))[:k]
         return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
 
-    def quantized_best(self, query: Matrix, k: int) -> list[tuple[int, float]]:
+    def quantized_best(
+        self, query: Matrix, k: int
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """``best`` over the whole namespace, reading a quarter of the bytes: the int8
         codes rank every row, the ``_shortlist(k)`` best are scored exactly (float64,
         ``exact``), and the ``k`` best of those are the answer. What the codes can get
         wrong is the order near the shortlist's end, far below the k-th (``bench recall``
-        reports the agreement with the exact top k)."""
+        reports the agreement with the exact top k). Also every shortlisted id's cosine
+        (``Scan.cosines`` reads them instead of scoring them again)."""
         assert self.codes is not None
         estimates = self.codes.scores(query, self.size)
         estimates[self.dead] = -np.inf
@@ -742,7 +752,8 @@ class _Snapshot:
         cosines = self.exact(query, shortlist)
         ids = self.ids[shortlist]
         order = np.lexsort((-ids, -cosines))[: min(k, shortlist.size)]
-        return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
+        hits = list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
+        return hits, dict(zip(ids.tolist(), cosines.tolist(), strict=True))
 
     def exact(self, query: Matrix, positions: Ids) -> npt.NDArray[np.float64]:
         """The cosines of the rows at ``positions``, the same wherever a row sits.
