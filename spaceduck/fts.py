@@ -63,6 +63,9 @@ def match_terms(terms: list[str], *, operator: Literal["AND", "OR"] = "AND") -> 
 # --- Per-namespace index terms (the memories keyword index) ---------------------------
 
 _WORD = re.compile(r"[^\W_]+")
+# The same words in folded ASCII text (no capitals left, \w is [a-z0-9_] there), ~30%
+# faster: recall reads the words of every candidate it re-scores.
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 NAMESPACE_KEY_LENGTH = 10
 
 
@@ -77,16 +80,16 @@ def index_words(text: str | None) -> list[str]:
     if not text:
         return []
     folded = text.casefold()
-    if not folded.isascii():
-        folded = "".join(
-            ch for ch in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(ch)
-        )
-        # Folded again: NFKD makes capitals of some caseless letters (U+1D47B MATHEMATICAL
-        # BOLD ITALIC CAPITAL T -> "T", U+210C BLACK-LETTER CAPITAL H -> "H"), and a query
-        # word must be its own index word (keyword_index.phrase checks it). FTS5's
-        # tokenizer folds case as well, so the stored postings do not change.
-        folded = folded.casefold()
-    return _WORD.findall(folded)
+    if folded.isascii():
+        return _ASCII_WORD.findall(folded)
+    folded = "".join(
+        ch for ch in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(ch)
+    )
+    # Folded again: NFKD makes capitals of some caseless letters (U+1D47B MATHEMATICAL
+    # BOLD ITALIC CAPITAL T -> "T", U+210C BLACK-LETTER CAPITAL H -> "H"), and a query
+    # word must be its own index word (keyword_index.phrase checks it). FTS5's
+    # tokenizer folds case as well, so the stored postings do not change.
+    return _WORD.findall(folded.casefold())
 
 
 def index_terms(text: str | None) -> list[str]:

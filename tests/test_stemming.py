@@ -190,3 +190,17 @@ def test_the_migration_reindexes_existing_memories_with_stems(
     assert found("hike") == set()
     assert keyword_index.count_rows() == 2
     assert sorted(keyword_index.matching_ids("user:alice", "dog")) == [dogs]
+
+
+def test_ascii_text_is_split_as_the_unicode_rule_splits_it() -> None:
+    """index_words' ASCII fast path gives the words the general rule gives."""
+    import random
+    import re
+    import string
+
+    general = re.compile(r"[^\W_]+")
+    rng = random.Random(7)
+    alphabet = string.printable
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert index_words(text) == general.findall(text.casefold()), text
