@@ -146,9 +146,10 @@ _CREATE_VERSION_SQL = "SELECT value FROM memories_vec_info WHERE key = 'CREATE_V
 _DIMS = re.compile(r"float\[(\d+)\]")
 
 # PostgreSQL's approximate index (pgvector HNSW, cosine). Namespaces of at least
-# settings.VECTOR_INDEX_MIN_ROWS vectors are searched through it instead of the
-# in-process copy (index_scan): no process holds their vectors, and a query reads a few
-# thousand of them. ef_search is the candidate list a query walks (recall against
+# settings.VECTOR_INDEX_MIN_ROWS vectors (1.5M: below it the copy is exact and, with its
+# int8 codes, fast enough; see docs/architecture.md) are searched through it instead of
+# the in-process copy (index_scan): no process holds their vectors, and a query reads a
+# few thousand of them. ef_search is the candidate list a query walks (recall against
 # speed); iterative scans go on walking while the namespace filter leaves too few rows.
 HNSW_INDEX_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_vec_hnsw ON memories_vec "
