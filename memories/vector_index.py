@@ -393,8 +393,17 @@ def _shortlist(k: int, size: int = 0) -> int:
 
 
 def _indexed(namespace: str) -> bool:
-    """Whether the namespace is searched through PostgreSQL's HNSW index (large enough)."""
+    """Whether the namespace is searched through PostgreSQL's HNSW index (large enough).
+
+    A namespace this process holds a copy of, below the bound, is not counted again: the
+    search catches the copy up anyway (so it stays exact), and once the caught-up copy
+    reaches the bound, the next search counts and goes to the index. One round trip less
+    per search (on a busy 2-core machine each costs ~0.5-2 ms)."""
     if not _postgres():
+        return False
+    with _LOCK:
+        cached = _CACHE.get(_key(namespace))
+    if cached is not None and cached.size - cached.dead.size < settings.VECTOR_INDEX_MIN_ROWS:
         return False
     with connection.cursor() as cursor:
         count = int(cursor.execute(_PG_COUNT_SQL, [namespace]).fetchone()[0])
