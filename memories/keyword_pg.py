@@ -55,8 +55,11 @@ _PENDING_SQL = "SELECT EXISTS (SELECT 1 FROM memories_fts_pending WHERE namespac
 _PENDING_COUNTS_SQL = (
     "SELECT namespace, count(*) FROM memories_fts_pending GROUP BY namespace ORDER BY namespace"
 )
-GROUP_PENDING = 5000  # marks claimed per transaction by flush_all
-_CLAIM_GROUP_SQL = "DELETE FROM memories_fts_pending WHERE namespace = ANY(%s) RETURNING memory_id"
+GROUP_PENDING = 5000  # marks claimed per transaction by a flush
+_CLAIM_GROUP_SQL = (
+    "DELETE FROM memories_fts_pending WHERE ctid = ANY(ARRAY(SELECT ctid "
+    "FROM memories_fts_pending WHERE namespace = ANY(%s) LIMIT %s)) RETURNING memory_id"
+)
 _ROWS_SQL = (
     "SELECT id, namespace, "
     + ", ".join(f"{column}::text" for column in COLUMNS)
@@ -221,7 +224,8 @@ def flush_all() -> int:
 
     Namespaces go in groups of about GROUP_PENDING marks, one transaction each, their
     locks taken in name order (as every flush takes them: no deadlock), so a bulk load
-    into thousands of small namespaces does not pay a transaction per namespace.
+    into thousands of small namespaces does not pay a transaction per namespace; a
+    namespace with more marks is claimed GROUP_PENDING at a time (``_flush_group``).
     """
     with connection.cursor() as cursor:
         counts = cursor.execute(_PENDING_COUNTS_SQL).fetchall()
@@ -236,11 +240,22 @@ def flush_all() -> int:
 
 
 def _flush_group(namespaces: list[str]) -> int:
-    """Claim and index the namespaces' marks under their locks, taken in the given order."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        lock_for_write(*(_lock_key(ns) for ns in namespaces))
-        claimed = cursor.execute(_CLAIM_GROUP_SQL, [namespaces]).fetchall()
-        return index_rows(sorted({int(row[0]) for row in claimed}))
+    """Claim and index the namespaces' marks under their locks, taken in the given order.
+
+    At most GROUP_PENDING marks a transaction: each indexing statement updates the
+    document counts of its lexemes (migration 0025's triggers), and a transaction that
+    updates the same rows hundreds of times walks ever longer chains of its own row
+    versions. Measured, 1M memories of one namespace in one transaction: 37% indexed
+    after 430 s, each statement slower than the last (without the counts: all in 57 s).
+    """
+    indexed = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            lock_for_write(*(_lock_key(ns) for ns in namespaces))
+            claimed = cursor.execute(_CLAIM_GROUP_SQL, [namespaces, GROUP_PENDING]).fetchall()
+            indexed += index_rows(sorted({int(row[0]) for row in claimed}))
+        if len(claimed) < GROUP_PENDING:
+            return indexed
 
 
 def _lock_key(namespace: str) -> str:

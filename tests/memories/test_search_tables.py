@@ -295,3 +295,28 @@ def test_a_wrong_document_count_is_reported_by_the_index_check() -> None:
     (problem,) = keyword_index.problems()
     assert "otter" in problem
     assert "in 1 documents, counted 2" in problem
+
+
+def test_a_namespace_with_more_pending_memories_than_a_group_is_indexed_in_several_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memories import keyword_pg
+
+    monkeypatch.setattr(keyword_pg, "GROUP_PENDING", 3)
+    batches: list[int] = []
+    index_rows = keyword_pg.index_rows
+
+    def counting(memory_ids: list[int]) -> int:
+        batches.append(len(memory_ids))
+        return index_rows(memory_ids)
+
+    monkeypatch.setattr(keyword_pg, "index_rows", counting)
+    created = [
+        memory_create(namespace="user:alice", kind="fact", content=f"Otter {n}.", actor="t").pk
+        for n in range(8)
+    ]
+    if connection.vendor == "postgresql":
+        assert keyword_index.catch_up() == 8
+        assert batches == [3, 3, 2]  # one transaction each
+    assert sorted(fts_ids("otter")) == sorted(created)
+    fts_integrity_ok()
