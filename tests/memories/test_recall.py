@@ -218,3 +218,34 @@ def test_unicode_forms_of_a_word_find_the_same_memories_on_either_database(query
     memory_create(namespace="user:u", kind="fact", content="tea with milk", actor="t")
     found = {memory_id for memory_id, _ in keyword_list("user:u", query, 10)}
     assert found == {composed.pk, decomposed.pk}
+
+
+def test_a_word_too_common_is_judged_by_its_document_count_not_its_postings(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """PostgreSQL: counting a word through the GIN index reads every posting it has (a
+    bitmap scan has no early stop), a million at 1M memories; its document frequency
+    says the same in one look-up. The terms kept are the same as on SQLite."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories import keyword_pg
+
+    monkeypatch.setattr(keyword_index, "MAX_MATCHED_DOCS", 2)
+    orchid = add("Alice grows an orchid in the garden.")
+    for vegetable in ("beans", "leeks", "kale"):
+        add(f"Alice grows {vegetable} in the garden.")
+    keyword_list("user:alice", "tulip", 20)  # the pending memories indexed
+    with CaptureQueriesContext(connection) as queries:
+        found = keyword_list("user:alice", "garden orchid", 20)
+    assert [memory_id for memory_id, _ in found] == [orchid.pk]
+    if connection.vendor == "postgresql":
+        walked = [q["sql"] for q in queries if "@@" in q["sql"]]  # the GIN index read
+        assert any("orchid" in sql for sql in walked)  # BM25 of the word kept
+        assert not any("garden" in sql for sql in walked)
+        with connection.cursor() as cursor:
+            term = keyword_index.phrase("user:alice", "garden")
+            assert keyword_pg.document_count(cursor, term, 2) == 3  # 4, counted up to 3
+            assert keyword_pg.document_count(cursor, term, 10) == 4
+            either = f"{term} | {keyword_index.phrase('user:alice', 'orchid')}"
+            assert keyword_pg.document_count(cursor, either, 10) == 4  # the union, not 5

@@ -246,3 +246,77 @@ def test_catching_up_many_namespaces_at_once_indexes_every_memory(
     for namespace, memory_id in created.items():
         assert fts_ids("otter", namespace=namespace) == [memory_id]
     fts_integrity_ok()
+
+
+def _frequencies(namespace: str, *words: str) -> dict[str, int]:
+    """memories_fts_lexemes' document counts of these words in the namespace (PostgreSQL)."""
+    from memories import keyword_pg
+    from spaceduck.fts import namespace_key
+
+    keyword_index.catch_up()
+    lexemes = {keyword_pg.lexeme(namespace_key(namespace), word): word for word in words}
+    with connection.cursor() as cursor:
+        rows = cursor.execute(
+            "SELECT lexeme, documents FROM memories_fts_lexemes WHERE lexeme = ANY(%s)",
+            [list(lexemes)],
+        ).fetchall()
+    return {lexemes[lexeme]: documents for lexeme, documents in rows}
+
+
+def test_each_word_s_document_count_follows_writes_edits_moves_and_deletes() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's document frequencies (FTS5 keeps its own)")
+    first = memory_create(namespace="user:alice", kind="fact", content="Otter otter.", actor="t")
+    second = memory_create(namespace="user:alice", kind="fact", content="An otter.", actor="t")
+    memory_create(namespace="user:bob", kind="fact", content="An otter swims.", actor="t")
+    # Documents, not occurrences; each namespace its own.
+    assert _frequencies("user:alice", "otter", "swim") == {"otter": 2}
+    assert _frequencies("user:bob", "otter", "swim") == {"otter": 1, "swim": 1}
+    memory_edit(memory=second, changes={"content": "A heron."}, actor="t")
+    assert _frequencies("user:alice", "otter", "heron") == {"otter": 1, "heron": 1}
+    Memory.objects.filter(pk=first.pk).update(namespace="user:bob")
+    assert _frequencies("user:alice", "otter") == {}  # gone from a namespace: no row left
+    assert _frequencies("user:bob", "otter") == {"otter": 2}
+    memory_delete(memory=second, actor="t")
+    assert _frequencies("user:alice", "heron") == {}
+    fts_integrity_ok()
+    keyword_index.rebuild()
+    assert _frequencies("user:bob", "otter", "swim") == {"otter": 2, "swim": 1}
+    fts_integrity_ok()
+
+
+def test_a_wrong_document_count_is_reported_by_the_index_check() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's document frequencies (FTS5 keeps its own)")
+    memory_create(namespace="user:alice", kind="fact", content="Otter.", actor="t")
+    keyword_index.catch_up()
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memories_fts_lexemes SET documents = documents + 1")
+    (problem,) = keyword_index.problems()
+    assert "otter" in problem
+    assert "in 1 documents, counted 2" in problem
+
+
+def test_a_namespace_with_more_pending_memories_than_a_group_is_indexed_in_several_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memories import keyword_pg
+
+    monkeypatch.setattr(keyword_pg, "GROUP_PENDING", 3)
+    batches: list[int] = []
+    index_rows = keyword_pg.index_rows
+
+    def counting(memory_ids: list[int]) -> int:
+        batches.append(len(memory_ids))
+        return index_rows(memory_ids)
+
+    monkeypatch.setattr(keyword_pg, "index_rows", counting)
+    created = [
+        memory_create(namespace="user:alice", kind="fact", content=f"Otter {n}.", actor="t").pk
+        for n in range(8)
+    ]
+    if connection.vendor == "postgresql":
+        assert keyword_index.catch_up() == 8
+        assert batches == [3, 3, 2]  # one transaction each
+    assert sorted(fts_ids("otter")) == sorted(created)
+    fts_integrity_ok()

@@ -99,3 +99,35 @@ def test_large_namespaces_are_searched_through_the_hnsw_index_with_the_same_answ
     assert [i for i, _ in vector_index.scan("user:bob", query, 4).hits] != []
     with pytest.raises(vector_index.DimensionMismatch):
         vector_index.scan("user:alice", query[:10], 4)
+
+
+@pytest.mark.django_db(transaction=True)  # a copy read inside a transaction is not kept
+def test_a_namespace_copied_below_the_bound_is_not_counted_again_until_it_reaches_it(
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for text in TEXTS[:2]:
+        add(text)
+    query = embed("Who plays the violin on Sundays?")
+    settings.VECTOR_INDEX_MIN_ROWS = 3
+    vector_index.cache_clear()
+    assert len(vector_index.scan("user:alice", query, 4).hits) == 2  # counted: 2, copied
+
+    def counted() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            found = vector_index.scan("user:alice", query, 4).hits
+        assert sorted(i for i, _ in found) == sorted(i for i, _ in exact())
+        return sum("memories_namespace_count" in q["sql"] for q in queries)
+
+    def exact() -> list[tuple[int, float]]:
+        return vector_index.knn("user:alice", query, 4)
+
+    assert counted() == 0  # the copy (2 < 3) answers, caught up as always
+    for text in TEXTS[2:4]:
+        add(text)
+    assert counted() == 0  # caught up to 4: exact still
+    if connection.vendor == "postgresql":
+        assert counted() == 1  # 4 >= 3: counted, and searched through the index
+        assert vector_index.cache_info()["namespaces"] == 1  # the copy is left, unused
