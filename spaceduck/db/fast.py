@@ -70,15 +70,49 @@ def _insert_plan(model: type[models.Model]) -> tuple[str, tuple[models.Field, ..
 
 def fast_insert(instance: M) -> M:
     """Insert ``instance`` as a new row (like ``save(force_insert=True)``) and return it."""
-    sql, fields, auto_pk = _insert_plan(type(instance))
-    params = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    sql, params = insert_statement(instance)
     with hot_cursor() as cursor:
         pk = cursor.execute(sql, params).fetchone()[0]
-    if auto_pk:
+    return inserted(instance, pk)
+
+
+Statement = tuple[str, Sequence[Any]]
+
+
+def insert_statement(instance: models.Model) -> Statement:
+    """The INSERT of ``fast_insert`` (values prepared as ``save()`` prepares them), returning
+    the new key, to send with others (``fast_writes``); then ``inserted(instance, pk)``."""
+    sql, fields, _auto_pk = _insert_plan(type(instance))
+    return sql, [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+
+
+def inserted(instance: M, pk: Any) -> M:
+    """``instance`` as saved, once its ``insert_statement`` ran and returned ``pk``."""
+    if _insert_plan(type(instance))[2]:
         instance.pk = pk
     instance._state.adding = False
     instance._state.db = connection.alias
     return instance
+
+
+def fast_writes(*statements: Statement) -> Any:
+    """Run these writes in order and return the last one's first row (None without one).
+
+    On PostgreSQL they are one statement, one round trip: the others as data-modifying CTEs
+    of the last. They then run on one snapshot and none sees another's rows (constraints,
+    foreign keys among them, are checked at the statement's end), so only writes that do
+    not read what the others write go together. Elsewhere they run one by one.
+    """
+    with hot_cursor() as cursor:
+        if connection.vendor == "postgresql" and len(statements) > 1:
+            *before, (last, params) = statements
+            ctes = ", ".join(f"w{i} AS ({sql})" for i, (sql, _) in enumerate(before))
+            values = [value for _, given in before for value in given]
+            cursor.execute(f"WITH {ctes} {last}", [*values, *params])
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
+        return cursor.fetchone() if cursor.description else None
 
 
 @cache
@@ -124,6 +158,12 @@ class ReadPlan:
     columns: str
     names: tuple[str, ...]
     converters: tuple[tuple[int, Col, tuple[Converter, ...]], ...]
+    quoted: tuple[str, ...] = ()  # the column names, quoted, for ``of(alias)``
+
+    def of(self, alias: str) -> str:
+        """``columns`` of the table named ``alias`` in a statement that joins others
+        (PostgreSQL's form: without SQLite's unary +)."""
+        return ", ".join(f"{alias}.{name}" for name in self.quoted)
 
     def index(self, name: str) -> int:
         return self.names.index(name)
@@ -202,5 +242,6 @@ def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
         # all candidates are fetched, and only the winners become instances.
         columns=", ".join(_plain(wrapper) + wrapper.ops.quote_name(str(f.column)) for f in fields),
         names=tuple(f.attname for f in fields),
+        quoted=tuple(wrapper.ops.quote_name(str(f.column)) for f in fields),
         converters=tuple((i, col, fns) for i, col, fns in converters if fns),
     )
