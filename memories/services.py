@@ -266,6 +266,11 @@ _NEWEST_MESSAGE_SQL = (
     "ORDER BY created_at DESC, id DESC LIMIT 1"
 )
 _TOUCH_THREAD_SQL = "UPDATE memories_thread SET updated_at = %s WHERE id = %s"
+# _append_time's answer as an expression (PostgreSQL: its GREATEST skips a NULL).
+_APPEND_TIME_SQL = (
+    "GREATEST(%s, (SELECT created_at + interval '1 microsecond' FROM memories_message "
+    "WHERE thread_id = %s ORDER BY created_at DESC, id DESC LIMIT 1))"
+)
 
 
 @dataclass(frozen=True)
@@ -360,20 +365,34 @@ def message_write_with(
     if message is not None and message.thread_id != thread.pk:
         raise Conflict(f"message id {draft.message_id!r} already belongs to another thread")
     is_new = message is None
+    # PostgreSQL: an append's time is computed by its INSERT (_APPEND_TIME_SQL), a round
+    # trip less. The INSERT is a statement after the lock's, so it reads the thread's
+    # newest message as _append_time would under the lock.
+    computed = is_new and appends and connection.vendor == "postgresql"
     if message is None:
-        created_at = draft.created_at or _append_time(thread, draft.now, locked=True)
+        created_at = draft.created_at or draft.now
+        if not computed:
+            created_at = draft.created_at or _append_time(thread, draft.now, locked=True)
         message = Message(id=draft.message_id, thread=thread, created_at=created_at)
     message.role, message.content, message.provenance = draft.role, draft.content, draft.provenance
-    writes = []
-    if is_new:
-        writes.append(insert_statement(message))
-    else:
+    if not is_new:
         message.save()
     now = connection.ops.adapt_datetimefield_value(draft.now)
-    writes.append((_TOUCH_THREAD_SQL, [now, thread.pk]))
+    writes = [(_TOUCH_THREAD_SQL, [now, thread.pk])]
     row = None if then is None else then(message)
     if row is not None:
-        writes.append(insert_statement(row))
+        writes.append(insert_statement(row))  # w1 below (fast_writes)
+    if computed:
+        time = (_APPEND_TIME_SQL, [now, thread.pk])
+        back = '"created_at", (SELECT id FROM w1)' if row is not None else '"created_at"'
+        last = fast_writes(
+            *writes, insert_statement(message, computed=("created_at", time), returning=back)
+        )
+        message.created_at = last[0]
+        inserted(message, message.pk)
+        return message, None if row is None else inserted(row, last[1])
+    if is_new:
+        writes.insert(0, insert_statement(message))
     last = fast_writes(*writes)
     if is_new:
         inserted(message, message.pk)

@@ -79,11 +79,30 @@ def fast_insert(instance: M) -> M:
 Statement = tuple[str, Sequence[Any]]
 
 
-def insert_statement(instance: models.Model) -> Statement:
+def insert_statement(
+    instance: models.Model, *, computed: tuple[str, Statement] | None = None, returning: str = ""
+) -> Statement:
     """The INSERT of ``fast_insert`` (values prepared as ``save()`` prepares them), returning
-    the new key, to send with others (``fast_writes``); then ``inserted(instance, pk)``."""
+    the new key, to send with others (``fast_writes``); then ``inserted(instance, pk)``.
+
+    ``computed``: (attname, SQL expression with its parameters): that field's value is
+    computed by the statement. ``returning``: what the statement returns instead of the key.
+    """
     sql, fields, _auto_pk = _insert_plan(type(instance))
-    return sql, [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    placeholders: list[str] = []
+    params: list[Any] = []
+    for f in fields:
+        if computed is not None and f.attname == computed[0]:
+            placeholders.append(computed[1][0])
+            params.extend(computed[1][1])
+        else:
+            placeholders.append("%s")
+            params.append(f.get_db_prep_save(f.pre_save(instance, True), connection))
+    if computed is None and not returning:
+        return sql, params
+    head = sql.split(" VALUES ", 1)[0]
+    tail = returning or connection.ops.quote_name(str(instance._meta.pk.column))  # type: ignore[union-attr]
+    return f"{head} VALUES ({', '.join(placeholders)}) RETURNING {tail}", params
 
 
 def inserted(instance: M, pk: Any) -> M:
@@ -99,9 +118,10 @@ def fast_writes(*statements: Statement) -> Any:
     """Run these writes in order and return the last one's first row (None without one).
 
     On PostgreSQL they are one statement, one round trip: the others as data-modifying CTEs
-    of the last. They then run on one snapshot and none sees another's rows (constraints,
-    foreign keys among them, are checked at the statement's end), so only writes that do
-    not read what the others write go together. Elsewhere they run one by one.
+    of the last, named w0, w1, ... in order (the last may return from them). They then run
+    on one snapshot and none sees another's rows (constraints, foreign keys among them, are
+    checked at the statement's end), so only writes that do not read what the others write
+    go together. Elsewhere they run one by one.
     """
     with hot_cursor() as cursor:
         if connection.vendor == "postgresql" and len(statements) > 1:
