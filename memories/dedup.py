@@ -30,7 +30,7 @@ earlier creates a new memory instead of matching the dead one.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,7 +48,7 @@ from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
-from spaceduck.db.fast import fast_insert, fast_update, hot_cursor, read_plan
+from spaceduck.db.fast import Statement, fast_insert, fast_update, hot_cursor, read_plan
 from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
@@ -252,14 +252,92 @@ def _same_content(candidate: Candidate, ctx: WriteContext) -> tuple[int | None, 
     """(the memory this same message already stored with this content, whatever its status;
     the newest live one with this content in the scope): one round trip for both."""
     plan = read_plan(Memory)
-    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
     with hot_cursor() as cursor:
-        sql = _SAME_CONTENT_SQL.format(columns=plan.columns)
-        found = cursor.execute(sql, [*params, candidate.kind, ctx.scope, ctx.scope_id])
-        rows = [plan.instance(Memory, row) for row in found.fetchall()]
+        sql, params = _same_content_read(candidate, ctx)
+        rows = [plan.instance(Memory, row) for row in cursor.execute(sql, params).fetchall()]
+    return _same_content_of(rows, candidate, ctx)
+
+
+def _same_content_read(candidate: Candidate, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
+    params += [candidate.kind, ctx.scope, ctx.scope_id]
+    return _SAME_CONTENT_SQL.format(columns=read_plan(Memory).columns), params
+
+
+def _same_content_of(
+    rows: list[Memory], candidate: Candidate, ctx: WriteContext
+) -> tuple[int | None, Memory | None]:
     earlier = next((m.pk for m in rows if _same_message(m, ctx)), None)
     live = [m for m in rows if _live_in_scope(m, candidate, ctx)]
     return earlier, (live[-1] if live else None)
+
+
+def _memory_reads(
+    parts: Sequence[Statement], flag: Statement = ("true", [])
+) -> tuple[bool, list[list[Memory]]]:
+    """PostgreSQL: several reads of whole memory rows (each ordered by id) and a yes/no
+    in one round trip: (the flag, each part's memories)."""
+    plan = read_plan(Memory)
+    union = " UNION ALL ".join(
+        f"SELECT {i} AS part, p{i}.* FROM ({sql}) AS p{i}" for i, (sql, _) in enumerate(parts)
+    )
+    sql = (
+        f"SELECT ({flag[0]}), x.part, {plan.of('x')} FROM (SELECT 1) AS one "
+        f"LEFT JOIN ({union}) AS x ON true ORDER BY x.part, x.id"
+    )
+    params = [*flag[1], *(value for _, given in parts for value in given)]
+    with hot_cursor() as cursor:
+        rows = cursor.execute(sql, params).fetchall()
+    found: list[list[Memory]] = [[] for _ in parts]
+    for row in rows:
+        if row[1] is not None:
+            found[row[1]].append(plan.instance(Memory, row[2:]))
+    return bool(rows[0][0]), found
+
+
+def _first_reads(
+    candidate: Candidate, ctx: WriteContext, claim: Claim | None
+) -> tuple[int | None, Memory | None, list[tuple[Memory, Claim]]]:
+    """``commit_candidate``'s look-ups before anything is embedded: (what this message
+    already stored with this content, the newest live exact duplicate, the claim's
+    holders). One round trip on PostgreSQL; elsewhere the holders are read only when the
+    content found nothing."""
+    if connection.vendor != "postgresql":
+        earlier, exact = _same_content(candidate, ctx)
+        if earlier is not None or exact is not None or claim is None:
+            return earlier, exact, []
+        return earlier, exact, _claim_holders(claim, ctx)
+    parts = [_same_content_read(candidate, ctx)]
+    if claim is not None:
+        parts.append(_claim_read(claim, ctx))
+    _, found = _memory_reads(parts)
+    earlier, exact = _same_content_of(found[0], candidate, ctx)
+    return earlier, exact, _holders_of(claim, found[1]) if claim is not None else []
+
+
+def _locked_reads(
+    candidate: Candidate, ctx: WriteContext, claim: Claim | None
+) -> tuple[bool, Memory | None, list[tuple[Memory, Claim]]]:
+    """The checks again under the write lock: (the message is still there, a live exact
+    duplicate stored meanwhile, the claim's holders now). One round trip on PostgreSQL,
+    in a statement after the lock's (its snapshot sees what committed before the lock was
+    granted); elsewhere each only when the one before found nothing."""
+    if connection.vendor != "postgresql":
+        if ctx.message_id and not _message_exists(ctx.message_id):
+            return False, None, []
+        raced = _exact_match(candidate, ctx)
+        if raced is not None or claim is None:
+            return True, raced, []
+        return True, None, _claim_holders(claim, ctx)
+    parts = [_exact_read(candidate, ctx)]
+    if claim is not None:
+        parts.append(_claim_read(claim, ctx))
+    there: Statement = ("true", [])
+    if ctx.message_id:
+        there = (f"EXISTS ({_MESSAGE_EXISTS_SQL})", [ctx.message_id])
+    exists, found = _memory_reads(parts, there)
+    raced = found[0][0] if found[0] else None
+    return exists, raced, _holders_of(claim, found[1]) if claim is not None else []
 
 
 def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> bool:
@@ -274,11 +352,15 @@ def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> b
 
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
     plan = read_plan(Memory)
-    params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
     with hot_cursor() as cursor:
-        sql = _EXACT_SQL.format(columns=plan.columns)
-        row = cursor.execute(sql, [*params, content_hash(candidate.content)]).fetchone()
+        row = cursor.execute(*_exact_read(candidate, ctx)).fetchone()
     return None if row is None else plan.instance(Memory, row)
+
+
+def _exact_read(candidate: Candidate, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
+    sql = _EXACT_SQL.format(columns=read_plan(Memory).columns)
+    return sql, [*params, content_hash(candidate.content)]
 
 
 def _neighbours(
@@ -311,10 +393,18 @@ def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]
     """The live facts about the claim's subject and attribute (for a preference, those
     comparing the same things), oldest first."""
     plan = read_plan(Memory)
-    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
     with hot_cursor() as cursor:
-        rows = cursor.execute(_CLAIM_SQL.format(columns=plan.columns), params).fetchall()
-    held = [(memory, _stored_claim(memory)) for memory in (plan.instance(Memory, r) for r in rows)]
+        rows = cursor.execute(*_claim_read(claim, ctx)).fetchall()
+    return _holders_of(claim, [plan.instance(Memory, row) for row in rows])
+
+
+def _claim_read(claim: Claim, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
+    return _CLAIM_SQL.format(columns=read_plan(Memory).columns), params
+
+
+def _holders_of(claim: Claim, memories: list[Memory]) -> list[tuple[Memory, Claim]]:
+    held = [(memory, _stored_claim(memory)) for memory in memories]
     return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
 
 
@@ -546,14 +636,16 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):
         return Verdict(candidate, "rejected", "budget_exhausted")
-    earlier, exact = _same_content(candidate, ctx)
+    # The claim is read first (no database) for the look-ups below; the candidate gets it
+    # only past the duplicates, as their verdicts always showed it.
+    claim = claim_of(candidate.kind, candidate.content, candidate.claim)
+    earlier, exact, holders = _first_reads(candidate, ctx, claim or None)
     if earlier is not None:
         why = "this message already produced it (a re-run)"
         return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
-    claim = candidate.claim = claim_of(candidate.kind, candidate.content, candidate.claim)
-    holders = _claim_holders(claim, ctx) if claim else []
+    candidate.claim = claim
     for memory, theirs in holders:
         # An episode is an event with its own date, never a duplicate of the fact it ends.
         if claim is not None and candidate.kind == "fact" and claim.restates(theirs):
@@ -597,16 +689,16 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # or another phrasing of it, since the checks above (two messages saying one thing,
         # extracted at once). One lock per namespace, as a near duplicate has its own hash.
         lock_for_write(f"memory:{ctx.namespace}")
-        if ctx.message_id and not _message_exists(ctx.message_id):
+        there, raced, holding = _locked_reads(candidate, ctx, claim or None)
+        if not there:
             # The namespace was erased while this message was being extracted
             # (spaceduck.erasure takes the same lock): nothing of it may come back.
             return Verdict(candidate, "rejected", "source_erased")
-        raced = _exact_match(candidate, ctx)
         if raced is not None:
             return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
         if claim is not None:
             known = {old.pk for old, _ in supersede}
-            for memory, theirs in _claim_holders(claim, ctx):
+            for memory, theirs in holding:
                 if candidate.kind == "fact" and claim.restates(theirs):
                     why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
                     return _duplicate(memory, candidate, ctx, why, None)

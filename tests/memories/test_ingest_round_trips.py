@@ -30,9 +30,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # Then 30 on PostgreSQL; since the claim reads the message and the one before it and
 # switches the commit setting, the finish switches it back, the thread's read takes the
 # append lock and the message (its time computed), the thread's touch and the record are
-# one INSERT: 22.
+# one INSERT: 22; 19 since a candidate's look-ups before the embedding are one statement,
+# and so are those again under the write lock (the message still there, the exact
+# duplicate, the claim's holders).
 # Lower is fine; higher means a round trip came back on the hot path.
-MAX_STATEMENTS = {"postgresql": 22, "sqlite": 31}
+MAX_STATEMENTS = {"postgresql": 19, "sqlite": 31}
 
 
 @contextmanager
