@@ -36,7 +36,7 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -164,12 +164,39 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
             else MemoryEvent.Event.ACTIVATED
         )
         memory.status = MemoryStatus.ACTIVE
+    if connection.vendor == "postgresql":
+        _pg_touch(memory, [str(e) for e in events], reason, ctx.actor)
+        return [str(e) for e in events]
     # No savepoint when nested (a duplicate found again under the write lock): nothing
     # catches a failure here, the caller's transaction rolls back whole.
     with transaction.atomic(savepoint=False):
-        fast_update(memory, ("last_seen_at", "confidence", "status"))
+        fast_update(memory, _TOUCHED)
         memory_history_records([HistoryEvent(memory, e, reason) for e in events], actor=ctx.actor)
     return [str(e) for e in events]
+
+
+_TOUCHED = ("last_seen_at", "confidence", "status")
+# PostgreSQL: touch's row and its history rows in one statement, which commits alone (no
+# BEGIN and COMMIT round trips): the history only for a row the UPDATE found.
+_PG_TOUCH_SQL = (
+    "WITH u AS (UPDATE memories_memory SET last_seen_at = %s, confidence = %s, status = %s "
+    "WHERE id = %s RETURNING id) "
+    "INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, reason, data, "
+    "created_at) SELECT u.id, %s, e.event, %s, %s, '{}'::jsonb, %s::timestamptz "
+    "FROM u, unnest(%s::text[]) WITH ORDINALITY AS e(event, i) ORDER BY e.i"
+)
+
+
+def _pg_touch(memory: Memory, events: list[str], reason: str, actor: str) -> None:
+    fields = [Memory._meta.get_field(name) for name in _TOUCHED]
+    values = [f.get_db_prep_save(f.pre_save(memory, False), connection) for f in fields]  # type: ignore[union-attr]
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with hot_cursor() as cursor:
+        cursor.execute(
+            _PG_TOUCH_SQL, [*values, memory.pk, memory.namespace, actor, reason, now, events]
+        )
+        if cursor.rowcount == 0:  # as fast_update: the row is gone, nothing was written
+            raise DatabaseError("Save with update_fields did not affect any rows.")
 
 
 def _new_memory(candidate: Candidate, ctx: WriteContext) -> Memory:

@@ -154,6 +154,17 @@ def test_an_exact_duplicate_touches_and_promotes_a_candidate() -> None:
     assert list(events) == ["created", "seen", "promoted"]
 
 
+def test_touching_a_memory_that_is_gone_writes_no_history() -> None:
+    from django.db import DatabaseError, transaction
+
+    first = commit_candidate(fact("The user keeps bees."), ctx())
+    memory = Memory.objects.get(pk=first.memory_id)
+    Memory.objects.filter(pk=memory.pk).delete()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        dedup.touch(memory, fact("The user keeps bees."), ctx(), reason="seen again")
+    assert not MemoryEvent.objects.filter(memory_id=memory.pk, event="seen").exists()
+
+
 def test_the_task_budget_drops_writes_past_it() -> None:
     verdicts = [
         commit_candidate(
