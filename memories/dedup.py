@@ -33,6 +33,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -300,26 +301,28 @@ def _same_content_of(
 
 
 def _memory_reads(
-    parts: Sequence[Statement], flag: Statement = ("true", [])
-) -> tuple[bool, list[list[Memory]]]:
-    """PostgreSQL: several reads of whole memory rows (each ordered by id) and a yes/no
-    in one round trip: (the flag, each part's memories)."""
+    parts: Sequence[Statement], scalars: Sequence[Statement] = ()
+) -> tuple[list[Any], list[list[Memory]]]:
+    """PostgreSQL: several reads of whole memory rows (each ordered by id) and of single
+    values in one round trip: (the values, each part's memories)."""
     plan = read_plan(Memory)
     union = " UNION ALL ".join(
         f"SELECT {i} AS part, p{i}.* FROM ({sql}) AS p{i}" for i, (sql, _) in enumerate(parts)
     )
+    heads = [f"({sql})" for sql, _ in scalars]
     sql = (
-        f"SELECT ({flag[0]}), x.part, {plan.of('x')} FROM (SELECT 1) AS one "
+        f"SELECT {', '.join([*heads, 'x.part', plan.of('x')])} FROM (SELECT 1) AS one "
         f"LEFT JOIN ({union}) AS x ON true ORDER BY x.part, x.id"
     )
-    params = [*flag[1], *(value for _, given in parts for value in given)]
+    params = [value for _, given in [*scalars, *parts] for value in given]
     with hot_cursor() as cursor:
         rows = cursor.execute(sql, params).fetchall()
+    n = len(scalars)
     found: list[list[Memory]] = [[] for _ in parts]
     for row in rows:
-        if row[1] is not None:
-            found[row[1]].append(plan.instance(Memory, row[2:]))
-    return bool(rows[0][0]), found
+        if row[n] is not None:
+            found[row[n]].append(plan.instance(Memory, row[n + 1 :]))
+    return list(rows[0][:n]), found
 
 
 def _first_reads(
@@ -342,29 +345,43 @@ def _first_reads(
     return earlier, exact, _holders_of(claim, found[1]) if claim is not None else []
 
 
-def _locked_reads(
-    candidate: Candidate, ctx: WriteContext, claim: Claim | None
-) -> tuple[bool, Memory | None, list[tuple[Memory, Claim]]]:
-    """The checks again under the write lock: (the message is still there, a live exact
-    duplicate stored meanwhile, the claim's holders now). One round trip on PostgreSQL,
-    in a statement after the lock's (its snapshot sees what committed before the lock was
-    granted); elsewhere each only when the one before found nothing."""
+@dataclass(frozen=True)
+class _Locked:
+    """What ``commit_candidate`` reads again under the write lock."""
+
+    there: bool  # the message is still there (or the write has none)
+    raced: Memory | None  # a live exact duplicate stored meanwhile
+    holders: list[tuple[Memory, Claim]]  # the claim's holders now
+    version: tuple[int, int] | None = None  # the namespace's vector counters (PostgreSQL)
+
+
+# The namespace's vector counters (vector_index.namespace_version) as two single values.
+_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM memories_vector_version WHERE namespace = %s"
+
+
+def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _Locked:
+    """The checks again under the write lock. One round trip on PostgreSQL, in a statement
+    after the lock's (its snapshot sees what committed before the lock was granted), with
+    the vector counters ``_near_duplicate_since`` reads next; elsewhere each only when the
+    one before found nothing."""
     if connection.vendor != "postgresql":
         if ctx.message_id and not _message_exists(ctx.message_id):
-            return False, None, []
+            return _Locked(False, None, [])
         raced = _exact_match(candidate, ctx)
         if raced is not None or claim is None:
-            return True, raced, []
-        return True, None, _claim_holders(claim, ctx)
+            return _Locked(True, raced, [])
+        return _Locked(True, None, _claim_holders(claim, ctx))
     parts = [_exact_read(candidate, ctx)]
     if claim is not None:
         parts.append(_claim_read(claim, ctx))
     there: Statement = ("true", [])
     if ctx.message_id:
         there = (f"EXISTS ({_MESSAGE_EXISTS_SQL})", [ctx.message_id])
-    exists, found = _memory_reads(parts, there)
+    versions = [(_VERSION_SQL, [""]), (_VERSION_SQL, [ctx.namespace])]  # "": the table's
+    (exists, epoch, version), found = _memory_reads(parts, [there, *versions])
     raced = found[0][0] if found[0] else None
-    return exists, raced, _holders_of(claim, found[1]) if claim is not None else []
+    holders = _holders_of(claim, found[1]) if claim is not None else []
+    return _Locked(bool(exists), raced, holders, (int(epoch), int(version)))
 
 
 def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> bool:
@@ -544,12 +561,18 @@ def _near_verdict(found: tuple[Memory, float], candidate: Candidate, ctx: WriteC
 
 
 def _near_duplicate_since(
-    seen: tuple[int, int], vector: np.ndarray, candidate: Candidate, ctx: WriteContext
+    seen: tuple[int, int],
+    vector: np.ndarray,
+    candidate: Candidate,
+    ctx: WriteContext,
+    now: tuple[int, int] | None = None,
 ) -> tuple[Memory, float] | None:
     """A near duplicate among the vectors written in the namespace after version ``seen``
     (only those: the earlier ones were checked), or None. All of them when the change log
-    no longer reaches back (or the table was replaced)."""
-    now = vector_index.namespace_version(ctx.namespace)
+    no longer reaches back (or the table was replaced). ``now``: the counters as read
+    under the lock already (``_locked_reads``)."""
+    if now is None:
+        now = vector_index.namespace_version(ctx.namespace)
     if now == seen:
         return None  # nothing written meanwhile: the usual case, one query
     among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
@@ -716,22 +739,23 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # or another phrasing of it, since the checks above (two messages saying one thing,
         # extracted at once). One lock per namespace, as a near duplicate has its own hash.
         lock_for_write(f"memory:{ctx.namespace}")
-        there, raced, holding = _locked_reads(candidate, ctx, claim or None)
-        if not there:
+        locked = _locked_reads(candidate, ctx, claim or None)
+        if not locked.there:
             # The namespace was erased while this message was being extracted
             # (spaceduck.erasure takes the same lock): nothing of it may come back.
             return Verdict(candidate, "rejected", "source_erased")
-        if raced is not None:
-            return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
+        if locked.raced is not None:
+            why = "exact duplicate (content hash)"
+            return _duplicate(locked.raced, candidate, ctx, why, None)
         if claim is not None:
             known = {old.pk for old, _ in supersede}
-            for memory, theirs in holding:
+            for memory, theirs in locked.holders:
                 if candidate.kind == "fact" and claim.restates(theirs):
                     why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
                     return _duplicate(memory, candidate, ctx, why, None)
                 if memory.pk not in known and claim.conflicts(theirs):  # stored meanwhile
                     supersede.append((memory, f"{_describe(theirs)}: a new value or polarity"))
-        late = _near_duplicate_since(seen, vector, candidate, ctx)
+        late = _near_duplicate_since(seen, vector, candidate, ctx, locked.version)
         if late is not None:
             return _near_verdict(late, candidate, ctx)
         supersede, ask = _who_decides(candidate, ctx, supersede, unsure)
