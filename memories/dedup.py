@@ -327,22 +327,29 @@ def _memory_reads(
 
 def _first_reads(
     candidate: Candidate, ctx: WriteContext, claim: Claim | None
-) -> tuple[int | None, Memory | None, list[tuple[Memory, Claim]]]:
+) -> tuple[int | None, Memory | None, list[tuple[Memory, Claim]], tuple[int, int] | None]:
     """``commit_candidate``'s look-ups before anything is embedded: (what this message
     already stored with this content, the newest live exact duplicate, the claim's
-    holders). One round trip on PostgreSQL; elsewhere the holders are read only when the
-    content found nothing."""
+    holders, the namespace's vector counters or None). One round trip on PostgreSQL;
+    elsewhere the holders are read only when the content found nothing, the counters later.
+    """
     if connection.vendor != "postgresql":
         earlier, exact = _same_content(candidate, ctx)
         if earlier is not None or exact is not None or claim is None:
-            return earlier, exact, []
-        return earlier, exact, _claim_holders(claim, ctx)
+            return earlier, exact, [], None
+        return earlier, exact, _claim_holders(claim, ctx), None
     parts = [_same_content_read(candidate, ctx)]
     if claim is not None:
         parts.append(_claim_read(claim, ctx))
-    _, found = _memory_reads(parts)
+    (epoch, version), found = _memory_reads(parts, _versions_read(ctx))
     earlier, exact = _same_content_of(found[0], candidate, ctx)
-    return earlier, exact, _holders_of(claim, found[1]) if claim is not None else []
+    holders = _holders_of(claim, found[1]) if claim is not None else []
+    return earlier, exact, holders, (int(epoch), int(version))
+
+
+def _versions_read(ctx: WriteContext) -> list[Statement]:
+    """vector_index.namespace_version's counters as two single values ("": the table's)."""
+    return [(_VERSION_SQL, [""]), (_VERSION_SQL, [ctx.namespace])]
 
 
 @dataclass(frozen=True)
@@ -377,8 +384,7 @@ def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) 
     there: Statement = ("true", [])
     if ctx.message_id:
         there = (f"EXISTS ({_MESSAGE_EXISTS_SQL})", [ctx.message_id])
-    versions = [(_VERSION_SQL, [""]), (_VERSION_SQL, [ctx.namespace])]  # "": the table's
-    (exists, epoch, version), found = _memory_reads(parts, [there, *versions])
+    (exists, epoch, version), found = _memory_reads(parts, [there, *_versions_read(ctx)])
     raced = found[0][0] if found[0] else None
     holders = _holders_of(claim, found[1]) if claim is not None else []
     return _Locked(bool(exists), raced, holders, (int(epoch), int(version)))
@@ -689,7 +695,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     # The claim is read first (no database) for the look-ups below; the candidate gets it
     # only past the duplicates, as their verdicts always showed it.
     claim = claim_of(candidate.kind, candidate.content, candidate.claim)
-    earlier, exact, holders = _first_reads(candidate, ctx, claim or None)
+    earlier, exact, holders, counted = _first_reads(candidate, ctx, claim or None)
     if earlier is not None:
         why = "this message already produced it (a re-run)"
         return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
@@ -702,7 +708,8 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
             why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
             return _duplicate(memory, candidate, ctx, why, None)
     vector = get_embedder().embed([candidate.content])[0]
-    seen = vector_index.namespace_version(ctx.namespace)  # what the searches below read
+    # What the searches below read, or less (counters only grow): a reading before them.
+    seen = counted or vector_index.namespace_version(ctx.namespace)
     supersede = [
         (m, f"{_describe(theirs)}: a new value or polarity")
         for m, theirs in holders
