@@ -30,13 +30,14 @@ earlier creates a new memory instead of matching the dead one.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -48,7 +49,7 @@ from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
-from spaceduck.db.fast import fast_insert, fast_update, hot_cursor, read_plan
+from spaceduck.db.fast import Statement, fast_insert, fast_update, hot_cursor, read_plan
 from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
@@ -164,12 +165,39 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
             else MemoryEvent.Event.ACTIVATED
         )
         memory.status = MemoryStatus.ACTIVE
+    if connection.vendor == "postgresql":
+        _pg_touch(memory, [str(e) for e in events], reason, ctx.actor)
+        return [str(e) for e in events]
     # No savepoint when nested (a duplicate found again under the write lock): nothing
     # catches a failure here, the caller's transaction rolls back whole.
     with transaction.atomic(savepoint=False):
-        fast_update(memory, ("last_seen_at", "confidence", "status"))
+        fast_update(memory, _TOUCHED)
         memory_history_records([HistoryEvent(memory, e, reason) for e in events], actor=ctx.actor)
     return [str(e) for e in events]
+
+
+_TOUCHED = ("last_seen_at", "confidence", "status")
+# PostgreSQL: touch's row and its history rows in one statement, which commits alone (no
+# BEGIN and COMMIT round trips): the history only for a row the UPDATE found.
+_PG_TOUCH_SQL = (
+    "WITH u AS (UPDATE memories_memory SET last_seen_at = %s, confidence = %s, status = %s "
+    "WHERE id = %s RETURNING id) "
+    "INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, reason, data, "
+    "created_at) SELECT u.id, %s, e.event, %s, %s, '{}'::jsonb, %s::timestamptz "
+    "FROM u, unnest(%s::text[]) WITH ORDINALITY AS e(event, i) ORDER BY e.i"
+)
+
+
+def _pg_touch(memory: Memory, events: list[str], reason: str, actor: str) -> None:
+    fields = [Memory._meta.get_field(name) for name in _TOUCHED]
+    values = [f.get_db_prep_save(f.pre_save(memory, False), connection) for f in fields]  # type: ignore[union-attr]
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with hot_cursor() as cursor:
+        cursor.execute(
+            _PG_TOUCH_SQL, [*values, memory.pk, memory.namespace, actor, reason, now, events]
+        )
+        if cursor.rowcount == 0:  # as fast_update: the row is gone, nothing was written
+            raise DatabaseError("Save with update_fields did not affect any rows.")
 
 
 def _new_memory(candidate: Candidate, ctx: WriteContext) -> Memory:
@@ -252,14 +280,114 @@ def _same_content(candidate: Candidate, ctx: WriteContext) -> tuple[int | None, 
     """(the memory this same message already stored with this content, whatever its status;
     the newest live one with this content in the scope): one round trip for both."""
     plan = read_plan(Memory)
-    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
     with hot_cursor() as cursor:
-        sql = _SAME_CONTENT_SQL.format(columns=plan.columns)
-        found = cursor.execute(sql, [*params, candidate.kind, ctx.scope, ctx.scope_id])
-        rows = [plan.instance(Memory, row) for row in found.fetchall()]
+        sql, params = _same_content_read(candidate, ctx)
+        rows = [plan.instance(Memory, row) for row in cursor.execute(sql, params).fetchall()]
+    return _same_content_of(rows, candidate, ctx)
+
+
+def _same_content_read(candidate: Candidate, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
+    params += [candidate.kind, ctx.scope, ctx.scope_id]
+    return _SAME_CONTENT_SQL.format(columns=read_plan(Memory).columns), params
+
+
+def _same_content_of(
+    rows: list[Memory], candidate: Candidate, ctx: WriteContext
+) -> tuple[int | None, Memory | None]:
     earlier = next((m.pk for m in rows if _same_message(m, ctx)), None)
     live = [m for m in rows if _live_in_scope(m, candidate, ctx)]
     return earlier, (live[-1] if live else None)
+
+
+def _memory_reads(
+    parts: Sequence[Statement], scalars: Sequence[Statement] = ()
+) -> tuple[list[Any], list[list[Memory]]]:
+    """PostgreSQL: several reads of whole memory rows (each ordered by id) and of single
+    values in one round trip: (the values, each part's memories)."""
+    plan = read_plan(Memory)
+    union = " UNION ALL ".join(
+        f"SELECT {i} AS part, p{i}.* FROM ({sql}) AS p{i}" for i, (sql, _) in enumerate(parts)
+    )
+    heads = [f"({sql})" for sql, _ in scalars]
+    sql = (
+        f"SELECT {', '.join([*heads, 'x.part', plan.of('x')])} FROM (SELECT 1) AS one "
+        f"LEFT JOIN ({union}) AS x ON true ORDER BY x.part, x.id"
+    )
+    params = [value for _, given in [*scalars, *parts] for value in given]
+    with hot_cursor() as cursor:
+        rows = cursor.execute(sql, params).fetchall()
+    n = len(scalars)
+    found: list[list[Memory]] = [[] for _ in parts]
+    for row in rows:
+        if row[n] is not None:
+            found[row[n]].append(plan.instance(Memory, row[n + 1 :]))
+    return list(rows[0][:n]), found
+
+
+def _first_reads(
+    candidate: Candidate, ctx: WriteContext, claim: Claim | None
+) -> tuple[int | None, Memory | None, list[tuple[Memory, Claim]], tuple[int, int] | None]:
+    """``commit_candidate``'s look-ups before anything is embedded: (what this message
+    already stored with this content, the newest live exact duplicate, the claim's
+    holders, the namespace's vector counters or None). One round trip on PostgreSQL;
+    elsewhere the holders are read only when the content found nothing, the counters later.
+    """
+    if connection.vendor != "postgresql":
+        earlier, exact = _same_content(candidate, ctx)
+        if earlier is not None or exact is not None or claim is None:
+            return earlier, exact, [], None
+        return earlier, exact, _claim_holders(claim, ctx), None
+    parts = [_same_content_read(candidate, ctx)]
+    if claim is not None:
+        parts.append(_claim_read(claim, ctx))
+    (epoch, version), found = _memory_reads(parts, _versions_read(ctx))
+    earlier, exact = _same_content_of(found[0], candidate, ctx)
+    holders = _holders_of(claim, found[1]) if claim is not None else []
+    return earlier, exact, holders, (int(epoch), int(version))
+
+
+def _versions_read(ctx: WriteContext) -> list[Statement]:
+    """vector_index.namespace_version's counters as two single values ("": the table's)."""
+    return [(_VERSION_SQL, [""]), (_VERSION_SQL, [ctx.namespace])]
+
+
+@dataclass(frozen=True)
+class _Locked:
+    """What ``commit_candidate`` reads again under the write lock."""
+
+    there: bool  # the message is still there (or the write has none)
+    raced: Memory | None  # a live exact duplicate stored meanwhile
+    holders: list[tuple[Memory, Claim]]  # the claim's holders now
+    version: tuple[int, int] | None = None  # the namespace's vector counters (PostgreSQL)
+
+
+# The namespace's vector counters (vector_index.namespace_version) as two single values.
+_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM memories_vector_version WHERE namespace = %s"
+
+
+def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _Locked:
+    """The checks again under the write lock. One round trip on PostgreSQL, in a statement
+    after the lock's (its snapshot sees what committed before the lock was granted), with
+    the vector counters ``_near_duplicate_since`` reads next; elsewhere each only when the
+    one before found nothing."""
+    if connection.vendor != "postgresql":
+        if ctx.message_id and not _message_exists(ctx.message_id):
+            return _Locked(False, None, [])
+        raced = _exact_match(candidate, ctx)
+        if raced is not None or claim is None:
+            return _Locked(True, raced, [])
+        return _Locked(True, None, _claim_holders(claim, ctx))
+    parts = [_exact_read(candidate, ctx)]
+    if claim is not None:
+        parts.append(_claim_read(claim, ctx))
+    there: Statement = ("true", [])
+    if ctx.message_id:
+        there = (f"EXISTS ({_MESSAGE_EXISTS_SQL})", [ctx.message_id])
+    (exists, epoch, version), found = _memory_reads(parts, [there, *_versions_read(ctx)])
+    raced = found[0][0] if found[0] else None
+    holders = _holders_of(claim, found[1]) if claim is not None else []
+    return _Locked(bool(exists), raced, holders, (int(epoch), int(version)))
 
 
 def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> bool:
@@ -274,11 +402,15 @@ def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> b
 
 def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
     plan = read_plan(Memory)
-    params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
     with hot_cursor() as cursor:
-        sql = _EXACT_SQL.format(columns=plan.columns)
-        row = cursor.execute(sql, [*params, content_hash(candidate.content)]).fetchone()
+        row = cursor.execute(*_exact_read(candidate, ctx)).fetchone()
     return None if row is None else plan.instance(Memory, row)
+
+
+def _exact_read(candidate: Candidate, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
+    sql = _EXACT_SQL.format(columns=read_plan(Memory).columns)
+    return sql, [*params, content_hash(candidate.content)]
 
 
 def _neighbours(
@@ -311,10 +443,18 @@ def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]
     """The live facts about the claim's subject and attribute (for a preference, those
     comparing the same things), oldest first."""
     plan = read_plan(Memory)
-    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
     with hot_cursor() as cursor:
-        rows = cursor.execute(_CLAIM_SQL.format(columns=plan.columns), params).fetchall()
-    held = [(memory, _stored_claim(memory)) for memory in (plan.instance(Memory, r) for r in rows)]
+        rows = cursor.execute(*_claim_read(claim, ctx)).fetchall()
+    return _holders_of(claim, [plan.instance(Memory, row) for row in rows])
+
+
+def _claim_read(claim: Claim, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
+    return _CLAIM_SQL.format(columns=read_plan(Memory).columns), params
+
+
+def _holders_of(claim: Claim, memories: list[Memory]) -> list[tuple[Memory, Claim]]:
+    held = [(memory, _stored_claim(memory)) for memory in memories]
     return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
 
 
@@ -427,12 +567,18 @@ def _near_verdict(found: tuple[Memory, float], candidate: Candidate, ctx: WriteC
 
 
 def _near_duplicate_since(
-    seen: tuple[int, int], vector: np.ndarray, candidate: Candidate, ctx: WriteContext
+    seen: tuple[int, int],
+    vector: np.ndarray,
+    candidate: Candidate,
+    ctx: WriteContext,
+    now: tuple[int, int] | None = None,
 ) -> tuple[Memory, float] | None:
     """A near duplicate among the vectors written in the namespace after version ``seen``
     (only those: the earlier ones were checked), or None. All of them when the change log
-    no longer reaches back (or the table was replaced)."""
-    now = vector_index.namespace_version(ctx.namespace)
+    no longer reaches back (or the table was replaced). ``now``: the counters as read
+    under the lock already (``_locked_reads``)."""
+    if now is None:
+        now = vector_index.namespace_version(ctx.namespace)
     if now == seen:
         return None  # nothing written meanwhile: the usual case, one query
     among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
@@ -546,21 +692,24 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
     if _budget_exhausted(ctx):
         return Verdict(candidate, "rejected", "budget_exhausted")
-    earlier, exact = _same_content(candidate, ctx)
+    # The claim is read first (no database) for the look-ups below; the candidate gets it
+    # only past the duplicates, as their verdicts always showed it.
+    claim = claim_of(candidate.kind, candidate.content, candidate.claim)
+    earlier, exact, holders, counted = _first_reads(candidate, ctx, claim or None)
     if earlier is not None:
         why = "this message already produced it (a re-run)"
         return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
     if exact is not None:
         return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
-    claim = candidate.claim = claim_of(candidate.kind, candidate.content, candidate.claim)
-    holders = _claim_holders(claim, ctx) if claim else []
+    candidate.claim = claim
     for memory, theirs in holders:
         # An episode is an event with its own date, never a duplicate of the fact it ends.
         if claim is not None and candidate.kind == "fact" and claim.restates(theirs):
             why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
             return _duplicate(memory, candidate, ctx, why, None)
     vector = get_embedder().embed([candidate.content])[0]
-    seen = vector_index.namespace_version(ctx.namespace)  # what the searches below read
+    # What the searches below read, or less (counters only grow): a reading before them.
+    seen = counted or vector_index.namespace_version(ctx.namespace)
     supersede = [
         (m, f"{_describe(theirs)}: a new value or polarity")
         for m, theirs in holders
@@ -597,22 +746,23 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         # or another phrasing of it, since the checks above (two messages saying one thing,
         # extracted at once). One lock per namespace, as a near duplicate has its own hash.
         lock_for_write(f"memory:{ctx.namespace}")
-        if ctx.message_id and not _message_exists(ctx.message_id):
+        locked = _locked_reads(candidate, ctx, claim or None)
+        if not locked.there:
             # The namespace was erased while this message was being extracted
             # (spaceduck.erasure takes the same lock): nothing of it may come back.
             return Verdict(candidate, "rejected", "source_erased")
-        raced = _exact_match(candidate, ctx)
-        if raced is not None:
-            return _duplicate(raced, candidate, ctx, "exact duplicate (content hash)", None)
+        if locked.raced is not None:
+            why = "exact duplicate (content hash)"
+            return _duplicate(locked.raced, candidate, ctx, why, None)
         if claim is not None:
             known = {old.pk for old, _ in supersede}
-            for memory, theirs in _claim_holders(claim, ctx):
+            for memory, theirs in locked.holders:
                 if candidate.kind == "fact" and claim.restates(theirs):
                     why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
                     return _duplicate(memory, candidate, ctx, why, None)
                 if memory.pk not in known and claim.conflicts(theirs):  # stored meanwhile
                     supersede.append((memory, f"{_describe(theirs)}: a new value or polarity"))
-        late = _near_duplicate_since(seen, vector, candidate, ctx)
+        late = _near_duplicate_since(seen, vector, candidate, ctx, locked.version)
         if late is not None:
             return _near_verdict(late, candidate, ctx)
         supersede, ask = _who_decides(candidate, ctx, supersede, unsure)

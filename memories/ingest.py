@@ -20,9 +20,8 @@ from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS, candidate_rejection, context_rejection
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole
-from memories.services import message_draft, message_write
+from memories.services import message_draft, message_write_with
 from spaceduck import runtime
-from spaceduck.db.fast import fast_insert
 from spaceduck.errors import InvalidInput
 from spaceduck.limits import check_memory_fields, check_text
 
@@ -47,23 +46,25 @@ def message_ingest(
 ) -> Ingested:
     """Save the message and queue its extraction (system messages are never extracted)."""
     draft = message_draft(thread_id, role, content, id, created_at, provenance)
-    with transaction.atomic():
-        # message_write, not save_message: this block already is the transaction,
-        # and save_message's own atomic block would add a savepoint per message.
-        message = message_write(draft)
-        if not runtime.memory_enabled() or message.role == MessageRole.SYSTEM:
-            return Ingested(message, None)
-        record = fast_insert(
-            Extraction(
-                message=message,
-                thread_id=message.thread_id,
-                namespace=message.thread.namespace,
-                task_id=task_id,
-                skill_id=skill_id,
-                max_memory_writes=max_memory_writes,
-            )
+
+    def extraction(message: Message) -> Extraction:
+        return Extraction(
+            message=message,
+            thread_id=message.thread_id,
+            namespace=message.thread.namespace,
+            task_id=task_id,
+            skill_id=skill_id,
+            max_memory_writes=max_memory_writes,
         )
-        transaction.on_commit(lambda: _enqueue(record.pk))
+
+    extracted = runtime.memory_enabled() and draft.role != MessageRole.SYSTEM
+    with transaction.atomic():
+        # Not save_message: this block already is the transaction, and save_message's own
+        # atomic block would add a savepoint per message. The record goes in with the
+        # message (one statement on PostgreSQL).
+        message, record = message_write_with(draft, extraction if extracted else None)
+        if record is not None:
+            transaction.on_commit(lambda: _enqueue(record.pk))
     return Ingested(message, record)
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
 from memories.positions import Position
 from spaceduck.db.fast import hot_cursor, read_plan
+from spaceduck.db.locks import LOCK_EXPRESSION
 from spaceduck.errors import InvalidInput, NotFound
 from spaceduck.limits import MAX_SQL_INT, has_lone_surrogate
 from spaceduck.namespaces import InvalidNamespace, normalize_namespace
@@ -230,16 +231,22 @@ def list_all_facts() -> list[Fact]:
     return list(Fact.objects.filter(live_facts(timezone.now())).order_by("namespace", "key"))
 
 
-def get_thread(thread_id: str) -> Thread:
+def get_thread(thread_id: str, *, lock: str = "") -> Thread:
+    """The thread, or NotFound. ``lock``: a key for ``lock_for_write``, taken in the same
+    statement when the thread is there (PostgreSQL; inside a transaction)."""
     # A read plan, not the ORM or raw(): every saved message looks its thread up
     # (the ingest hot path), and raw() maps columns to fields anew on each call.
     plan = read_plan(Thread)
+    params = [clean_message_id(thread_id, "thread id")]
+    sql = f"SELECT {plan.columns} FROM memories_thread WHERE id = %s"
+    if lock and connection.vendor == "postgresql":
+        sql = f"SELECT {plan.columns}, {LOCK_EXPRESSION} FROM memories_thread WHERE id = %s"
+        params.insert(0, lock)
     with hot_cursor() as cursor:
-        sql = f"SELECT {plan.columns} FROM memories_thread WHERE id = %s"
-        row = cursor.execute(sql, [clean_message_id(thread_id, "thread id")]).fetchone()
+        row = cursor.execute(sql, params).fetchone()
     if row is None:
         raise NotFound(f"thread {thread_id!r} not found")
-    return plan.instance(Thread, row)
+    return plan.instance(Thread, row[: len(plan.names)])
 
 
 def list_threads(ns: str | None = None) -> list[Thread]:
@@ -321,6 +328,9 @@ _NEIGHBOURS_SQL = (
     "FROM memories_message m WHERE m.id IN ({marks})"
 )
 _PREVIOUS_CONTENT_SQL = _BEFORE.format(column="p.content", thread="%s", at="%s", id="%s")
+# The content of the message before the one aliased m, as a subquery of a statement that
+# reads m (the extraction's claim on PostgreSQL).
+PREVIOUS_CONTENT_OF_M = _BEFORE.format(**{**_AROUND, "column": "p.content"})
 
 
 def message_neighbours(message_ids: set[str]) -> dict[str, tuple[str | None, str | None]]:

@@ -6,14 +6,14 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import JSONField, Value
+from django.db.models import JSONField, Model, Value
 from django.utils import timezone
 
 from memories import vector_index
@@ -38,7 +38,7 @@ from memories.selectors import (
     get_thread,
     message_get,
 )
-from spaceduck.db.fast import fast_insert, hot_cursor
+from spaceduck.db.fast import fast_writes, hot_cursor, insert_statement, inserted
 from spaceduck.db.locks import lock_for_write
 from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.limits import check_datetime, check_json_value, check_size, check_text, json_size
@@ -257,6 +257,8 @@ def delete_thread(thread_id: str) -> None:
         get_thread(thread_id).delete()
 
 
+M = TypeVar("M", bound=Model)
+
 # Raw, because every saved message runs them (the ingest hot path), where the
 # ORM's query compilation costs ~1 ms each (measured with `bench ingest`).
 _NEWEST_MESSAGE_SQL = (
@@ -264,6 +266,11 @@ _NEWEST_MESSAGE_SQL = (
     "ORDER BY created_at DESC, id DESC LIMIT 1"
 )
 _TOUCH_THREAD_SQL = "UPDATE memories_thread SET updated_at = %s WHERE id = %s"
+# _append_time's answer as an expression (PostgreSQL: its GREATEST skips a NULL).
+_APPEND_TIME_SQL = (
+    "GREATEST(%s, (SELECT created_at + interval '1 microsecond' FROM memories_message "
+    "WHERE thread_id = %s ORDER BY created_at DESC, id DESC LIMIT 1))"
+)
 
 
 @dataclass(frozen=True)
@@ -338,26 +345,63 @@ def message_write(draft: MessageDraft) -> Message:
     For callers that already hold one (``message_ingest`` writes the message and
     its Extraction together): a nested atomic block would only add a savepoint.
     """
+    return message_write_with(draft, None)[0]
+
+
+def message_write_with(
+    draft: MessageDraft, then: Callable[[Message], M] | None
+) -> tuple[Message, M | None]:
+    """``message_write``, and the row ``then`` builds for the message inserted with it
+    (``message_ingest``'s Extraction): a new message, the thread's touch and that row are
+    one statement on PostgreSQL (``fast_writes``), where each was a round trip."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("message_write needs an open transaction (transaction.atomic)")
-    thread = get_thread(draft.thread_id)
+    # An append's lock comes with the thread's read (a replacement keeps its time and
+    # needs none, but whether the id is one is known only after this read).
+    appends = draft.created_at is None
+    thread = get_thread(draft.thread_id, lock=_thread_lock(draft.thread_id) if appends else "")
     # A fresh uuid cannot exist yet: only a caller-chosen id may be a replacement.
     message = message_get(draft.message_id) if draft.replaces else None
     if message is not None and message.thread_id != thread.pk:
         raise Conflict(f"message id {draft.message_id!r} already belongs to another thread")
     is_new = message is None
+    # PostgreSQL: an append's time is computed by its INSERT (_APPEND_TIME_SQL), a round
+    # trip less. The INSERT is a statement after the lock's, so it reads the thread's
+    # newest message as _append_time would under the lock.
+    computed = is_new and appends and connection.vendor == "postgresql"
     if message is None:
-        created_at = draft.created_at or _append_time(thread, draft.now)
+        created_at = draft.created_at or draft.now
+        if not computed:
+            created_at = draft.created_at or _append_time(thread, draft.now, locked=True)
         message = Message(id=draft.message_id, thread=thread, created_at=created_at)
     message.role, message.content, message.provenance = draft.role, draft.content, draft.provenance
-    if is_new:
-        fast_insert(message)
-    else:
+    if not is_new:
         message.save()
-    with hot_cursor() as cursor:
-        now = connection.ops.adapt_datetimefield_value(draft.now)
-        cursor.execute(_TOUCH_THREAD_SQL, [now, thread.pk])
-    return message
+    now = connection.ops.adapt_datetimefield_value(draft.now)
+    writes = [(_TOUCH_THREAD_SQL, [now, thread.pk])]
+    row = None if then is None else then(message)
+    if row is not None:
+        writes.append(insert_statement(row))  # w1 below (fast_writes)
+    if computed:
+        time = (_APPEND_TIME_SQL, [now, thread.pk])
+        back = '"created_at", (SELECT id FROM w1)' if row is not None else '"created_at"'
+        last = fast_writes(
+            *writes, insert_statement(message, computed=("created_at", time), returning=back)
+        )
+        message.created_at = last[0]
+        inserted(message, message.pk)
+        return message, None if row is None else inserted(row, last[1])
+    if is_new:
+        writes.insert(0, insert_statement(message))
+    last = fast_writes(*writes)
+    if is_new:
+        inserted(message, message.pk)
+    return message, None if row is None else inserted(row, last[0])
+
+
+def _thread_lock(thread_id: str) -> str:
+    """The lock of appends to one thread (``_append_time``)."""
+    return f"thread:{clean_message_id(thread_id, 'thread id')}"
 
 
 def delete_messages(thread_id: str, ids: Iterable[str]) -> int:
@@ -466,14 +510,16 @@ def _clean_created_at(created_at: object) -> datetime | None:
     return check_datetime(created_at, field="created_at")
 
 
-def _append_time(thread: Thread, now: datetime) -> datetime:
+def _append_time(thread: Thread, now: datetime, *, locked: bool = False) -> datetime:
     """``now``, nudged past the thread's newest message.
 
     Messages saved without ``created_at`` are appends; a clock that steps back
     (or two saves within one microsecond) must not order them before what is
-    already there, since ties would fall back to the random id.
+    already there, since ties would fall back to the random id. ``locked``: the
+    caller holds the thread's lock already (``get_thread(..., lock=...)``).
     """
-    lock_for_write(f"thread:{thread.pk}")  # appends to one thread in turn (PostgreSQL)
+    if not locked:
+        lock_for_write(_thread_lock(thread.pk))  # appends to one thread in turn (PostgreSQL)
     with hot_cursor() as cursor:
         row = cursor.execute(_NEWEST_MESSAGE_SQL, [thread.pk]).fetchone()
     newest = None if row is None else row[0].replace(tzinfo=UTC)  # stored as naive UTC

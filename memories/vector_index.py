@@ -334,10 +334,11 @@ def search(
         return scan(namespace, vector, k).hits
     if k <= 0 or not namespace or not candidate_ids:
         return []
-    if _indexed(namespace):
+    state = _pg_state(namespace)
+    if _indexed(namespace, state):
         found = _cosines_sql(namespace, vector, candidate_ids)
         return sorted(found.items(), key=lambda hit: (-hit[1], -hit[0]))[:k]
-    return _checked(_snapshot(namespace), vector).top_k(_unit(vector), k, candidate_ids)
+    return _checked(_snapshot(namespace, state), vector).top_k(_unit(vector), k, candidate_ids)
 
 
 @dataclass(frozen=True)
@@ -376,9 +377,10 @@ def scan(namespace: str, vector: np.ndarray, k: int) -> Scan:
     """``search`` without candidates, keeping every memory's score for ``Scan.cosines``."""
     if k <= 0 or not namespace:
         return Scan([])
-    if _indexed(namespace):
+    state = _pg_state(namespace)
+    if _indexed(namespace, state):
         return Scan(index_scan(namespace, vector, k), indexed=(namespace, vector))
-    snapshot = _checked(_snapshot(namespace), vector)
+    snapshot = _checked(_snapshot(namespace, state), vector)
     if snapshot.size == snapshot.dead.size:
         return Scan([])
     query = _unit(vector)
@@ -402,22 +404,73 @@ def _shortlist(k: int, size: int = 0) -> int:
     return max(k * _SHORTLIST_FACTOR, _SHORTLIST_MIN, size // _SHORTLIST_PER)
 
 
-def _indexed(namespace: str) -> bool:
-    """Whether the namespace is searched through PostgreSQL's HNSW index (large enough).
-
-    A namespace this process holds a copy of, below the bound, is not counted again: the
-    search catches the copy up anyway (so it stays exact), and once the caught-up copy
-    reaches the bound, the next search counts and goes to the index. One round trip less
-    per search (on a busy 2-core machine each costs ~0.5-2 ms)."""
+def _indexed(namespace: str, state: _State | None = None) -> bool:
+    """Whether the namespace is searched through PostgreSQL's HNSW index (large enough)."""
     if not _postgres():
         return False
+    if state is not None:
+        count = state.count
+    else:
+        with connection.cursor() as cursor:
+            count = int(cursor.execute(_PG_COUNT_SQL, [namespace]).fetchone()[0])
+    return count >= settings.VECTOR_INDEX_MIN_ROWS
+
+
+# PostgreSQL: what a search reads before it scores, in one statement (one snapshot, one
+# round trip where there were up to 5): the namespace's row count (``_indexed``), the
+# counters, and the changes logged after the version of this process's copy, each with the
+# changed memory's vector as it is now. Read in one snapshot, a copy caught up with them is
+# exactly the counters' version: no second reading of the counters (``_shareable``).
+_PG_STATE_SQL = (
+    "SELECT 'v', namespace, version, NULL::bigint, NULL::bytea FROM memories_vector_version "
+    "WHERE namespace IN (%s, %s) "
+    "UNION ALL SELECT 'n', NULL, coalesce(sum(n), 0), NULL, NULL FROM memories_namespace_count "
+    "WHERE namespace = %s "
+    "UNION ALL SELECT 'c', v.namespace, c.version, c.memory_id, vector_send(v.embedding) "
+    "FROM memories_vector_change c LEFT JOIN memories_vec v ON v.memory_id = c.memory_id "
+    "WHERE c.namespace = %s AND c.version > %s AND c.version <= %s"
+)
+
+
+@dataclass(frozen=True)
+class _State:
+    count: int
+    version: Version
+    since: Version | None  # the cached copy's version the changes were read after
+    logged: list[tuple[int, int, str | None, bytes | None]]
+
+    def changes(self, namespace: str) -> Changes | None:
+        """As ``_changes``: None unless every version after ``since`` is logged."""
+        if self.since is None:
+            return None
+        if {version for version, *_ in self.logged} != set(
+            range(self.since[1] + 1, self.version[1] + 1)
+        ):
+            return None
+        changes: Changes = {}
+        for _, memory_id, where, blob in self.logged:
+            alive = where == namespace and blob is not None
+            changes[memory_id] = _stored_unit(_decode(bytes(blob), 1)[0]) if alive else None
+        return changes
+
+
+def _pg_state(namespace: str) -> _State | None:
+    """The search's reads on PostgreSQL (``_PG_STATE_SQL``); None elsewhere."""
+    if not _postgres() or not namespace:
+        return None
     with _LOCK:
         cached = _CACHE.get(_key(namespace))
-    if cached is not None and cached.size - cached.dead.size < settings.VECTOR_INDEX_MIN_ROWS:
-        return False
-    with connection.cursor() as cursor:
-        count = int(cursor.execute(_PG_COUNT_SQL, [namespace]).fetchone()[0])
-    return count >= settings.VECTOR_INDEX_MIN_ROWS
+    since = cached.version if cached is not None else None
+    after = since[1] if since is not None else 0
+    until = after + MAX_CATCH_UP if since is not None else 0  # no copy: no changes read
+    params = [_EPOCH, namespace, namespace, namespace, after, until]
+    with hot_cursor() as cursor:
+        rows = cursor.execute(_PG_STATE_SQL, params).fetchall()
+    versions = {str(r[1]): int(r[2]) for r in rows if r[0] == "v"}
+    count = next(int(r[2]) for r in rows if r[0] == "n")
+    logged = [(int(r[2]), int(r[3]), r[1], r[4]) for r in rows if r[0] == "c"]
+    version = (versions.get(_EPOCH, 0), versions.get(namespace, 0))
+    return _State(count, version, since, logged)
 
 
 def index_scan(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -832,17 +885,22 @@ def _key(namespace: str) -> Key:
     return str(connection.settings_dict["NAME"]), namespace
 
 
-def _snapshot(namespace: str) -> _Snapshot:
-    """The namespace as this connection sees it now: cached, caught up, or loaded."""
+def _snapshot(namespace: str, state: _State | None = None) -> _Snapshot:
+    """The namespace as this connection sees it now: cached, caught up, or loaded.
+    ``state``: PostgreSQL's reads, done already (``_pg_state``)."""
     key = _key(namespace)
     with connection.cursor() as cursor:
-        version = _versions(cursor, namespace)
+        version = _versions(cursor, namespace) if state is None else state.version
         with _LOCK:
             cached = _CACHE.get(key)
             if cached is not None and cached.version == version:
                 _CACHE.move_to_end(key)
                 return cached
         if cached is not None and _can_catch_up(cached.version, version):
+            if state is not None and state.since == cached.version:
+                changes = state.changes(namespace)
+                if changes is not None:  # read with the counters: exactly their version
+                    return _caught_up(key, cached, changes, version, _committed_reads())
             changes = _changes(cursor, namespace, cached.version[1], version[1])
             if changes is not None:
                 return _caught_up(key, cached, changes, version, _shareable(cursor, key, version))

@@ -20,10 +20,9 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from django.conf import settings
@@ -36,7 +35,7 @@ from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, SourceType
-from memories.selectors import message_get, previous_message_content
+from memories.selectors import PREVIOUS_CONTENT_OF_M, message_get, previous_message_content
 from memories.token_estimate import text_of
 from spaceduck import runtime
 from spaceduck.db.fast import hot_cursor, read_plan
@@ -124,33 +123,86 @@ def renew_leases(*, worker: str) -> int:
         return max(cursor.rowcount, 0)
 
 
-def _begin(extraction_id: int) -> Extraction | None:
+_UNREAD: Any = object()  # the message (or the one before it) is read when it is needed
+
+
+@dataclass
+class Claimed:
+    """A claimed record, with what PostgreSQL's claim read alongside it (else _UNREAD)."""
+
+    record: Extraction
+    message: Any = _UNREAD  # Message | None
+    previous: Any = _UNREAD  # the previous message's content (decoded) | None
+    # PostgreSQL: synchronous_commit as it was before the claim turned it off for the
+    # attempt (restored by the finish). "" while nothing needs restoring.
+    sync_commit: str = ""
+
+
+def _begin(extraction_id: int) -> Claimed | None:
     """Claim the record and read it back, in one statement (RETURNING)."""
     now = timezone.now()
-    params = [_db_time(now), _provider_label(), worker_id(), _db_time(lease_until())]
+    lease = _db_time(lease_until())
+    params = [_db_time(now), _provider_label(), worker_id(), lease, extraction_id, _db_time(now)]
+    if connection.vendor == "postgresql":
+        return _pg_begin(params)
     plan = read_plan(Extraction)
     sql = f"{_BEGIN_SQL} RETURNING {plan.columns}"
-    with _claim_transaction(), hot_cursor() as cursor:
-        rows = cursor.execute(sql, [*params, extraction_id, _db_time(now)]).fetchall()
+    with transaction.atomic(), hot_cursor() as cursor:
+        # SQLite's writers queue for the file's write lock at BEGIN
+        # (spaceduck.db.backend.writelock) instead of retrying on its busy timeout.
+        rows = cursor.execute(sql, params).fetchall()
     # No row: missing, done/failed, or running under a live lease.
-    return plan.instance(Extraction, rows[0]) if rows else None
+    return Claimed(plan.instance(Extraction, rows[0])) if rows else None
 
 
-def _claim_transaction() -> AbstractContextManager[object]:
-    """The claim's transaction. One statement commits alone on PostgreSQL (BEGIN and COMMIT
-    would be two more round trips); SQLite's writers queue for the file's write lock at
-    BEGIN (spaceduck.db.backend.writelock) instead of retrying on SQLite's busy timeout."""
-    return transaction.atomic() if connection.vendor == "sqlite" else nullcontext()
+@cache
+def _pg_begin_sql() -> str:
+    """PostgreSQL's claim: one statement in autocommit (BEGIN and COMMIT would be two more
+    round trips) that also reads the message and the content of the one before it (what
+    learnt_from needs: two more), and switches the session's commits to not waiting for
+    the WAL flush for the attempt (see _SYNC_COMMIT_SQL; a SET would be another), its own
+    commit with them. The one row comes back whether or not the claim succeeded, so the
+    setting's old value is always returned."""
+    record, message = read_plan(Extraction), read_plan(Message)
+    return (
+        f"WITH c AS ({_BEGIN_SQL} RETURNING {record.columns}) "
+        "SELECT current_setting('synchronous_commit'), "
+        "set_config('synchronous_commit', 'off', false), "
+        f"{record.of('c')}, {message.of('m')}, ({PREVIOUS_CONTENT_OF_M}) "
+        "FROM (SELECT 1) AS one LEFT JOIN c ON true "
+        "LEFT JOIN memories_message m ON m.id = c.message_id"
+    )
 
 
-def _message(record: Extraction) -> Message | None:
-    if record.message_id is None:
+def _pg_begin(params: list[Any]) -> Claimed | None:
+    record, message = read_plan(Extraction), read_plan(Message)
+    with hot_cursor() as cursor:
+        row = cursor.execute(_pg_begin_sql(), params).fetchone()
+    before, row = str(row[0]), row[2:]
+    ours, row = row[: len(record.names)], row[len(record.names) :]
+    theirs, previous = row[: len(message.names)], row[len(message.names)]
+    if ours[0] is None:  # not claimed: the setting goes back at once
+        _sync_commits_again(before)
         return None
-    return message_get(record.message_id)
+    return Claimed(
+        record.instance(Extraction, ours),
+        message=None if theirs[0] is None else message.instance(Message, theirs),
+        previous=None if previous is None else json.loads(previous),
+        sync_commit=before,
+    )
 
 
-def _extract(record: Extraction) -> list[Verdict]:
-    message = _message(record)
+def _message(claimed: Claimed) -> Message | None:
+    if claimed.message is not _UNREAD:
+        return claimed.message  # type: ignore[no-any-return]
+    if claimed.record.message_id is None:
+        return None
+    return message_get(claimed.record.message_id)
+
+
+def _extract(claimed: Claimed) -> list[Verdict]:
+    record = claimed.record
+    message = _message(claimed)
     if message is None:
         return []
     if not runtime.memory_enabled():
@@ -169,7 +221,7 @@ def _extract(record: Extraction) -> list[Verdict]:
         task_id=record.task_id,
         skill_id=record.skill_id,
         max_memory_writes=record.max_memory_writes,
-        context=learnt_from(message, source) if kept else "",
+        context=learnt_from(message, source, claimed.previous) if kept else "",
     )
     return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
 
@@ -177,7 +229,7 @@ def _extract(record: Extraction) -> list[Verdict]:
 MEMORY_OFF = "memory is switched off (Settings > Memory)"
 
 
-def learnt_from(message: Message, source: Source) -> str:
+def learnt_from(message: Message, source: Source, previous: Any = _UNREAD) -> str:
     """Memory.context for what ``message`` teaches: the previous message, then its own text.
 
     A fact is often the answer to the turn before ("Yes, the aisle seat."), and
@@ -185,7 +237,8 @@ def learnt_from(message: Message, source: Source) -> str:
     findable by keyword. Recalled blocks are stripped, as for extraction, so
     recalled text never comes back as context.
     """
-    previous = previous_message_content(message)
+    if previous is _UNREAD:
+        previous = previous_message_content(message)
     before = strip_recalled(text_of(previous)) if previous is not None else ""
     own = strip_recalled(source.text)
     parts = (_without_secrets(before.strip()), _without_secrets(own.strip()))
@@ -208,8 +261,14 @@ def _without_secrets(text: str) -> str:
 
 def run_extraction(extraction_id: int) -> Extraction | None:
     """One attempt. Returns the record, or None when there was nothing to run."""
-    with _derived_writes():
-        return _attempt(extraction_id)
+    claimed = _begin(extraction_id)
+    if claimed is None:
+        return None
+    try:
+        return _attempt(claimed)
+    finally:
+        if claimed.sync_commit:  # an error before the finish, or in it
+            _sync_commits_again(claimed.sync_commit)
 
 
 # Everything an attempt writes can be computed again from its message: a crash between
@@ -220,28 +279,16 @@ def run_extraction(extraction_id: int) -> Extraction | None:
 # of the server can lose the last ~0.6 s of them (3 x wal_writer_delay), only ever the
 # newest (WAL is replayed in order), and never the message: its save still waits for the
 # flush. SQLite's synchronous=NORMAL allows that loss for every write.
-_ASYNC_COMMIT_SQL = "SET synchronous_commit TO off"
-_SYNC_COMMIT_SQL = "RESET synchronous_commit"
+# The claim turns the session's setting off (_pg_begin_sql) and the finish sets it back in
+# the same statement as its own write, which alone keeps it off (SET LOCAL): no round trip
+# of its own either way. Only when the attempt ends before its finish is it one more.
+_SYNC_COMMIT_SQL = "SELECT set_config('synchronous_commit', %s, false)"
 
 
-@contextmanager
-def _derived_writes() -> Iterator[None]:
-    """This connection's commits do not wait for the WAL flush inside (PostgreSQL)."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(_ASYNC_COMMIT_SQL)
-    try:
-        yield
-    finally:
-        _sync_commits_again()
-
-
-def _sync_commits_again() -> None:
+def _sync_commits_again(value: str) -> None:
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_SYNC_COMMIT_SQL)
+            cursor.execute(_SYNC_COMMIT_SQL, [value])
     except DatabaseError:
         # In a failed transaction the SET is rolled back with it. Otherwise the connection
         # is broken: close it, so that no later write on it skips the flush.
@@ -250,15 +297,13 @@ def _sync_commits_again() -> None:
         raise
 
 
-def _attempt(extraction_id: int) -> Extraction | None:
-    record = _begin(extraction_id)
-    if record is None:
-        return None
+def _attempt(claimed: Claimed) -> Extraction:
+    record = claimed.record
     started = time.perf_counter()
     try:
-        verdicts = _extract(record)
+        verdicts = _extract(claimed)
     except ProviderError as exc:
-        _failed_attempt(record, exc, started)
+        _failed_attempt(claimed, exc, started)
         return record
     except Exception as exc:
         # Any other error (a bug, "database is locked" past the busy timeout) is a failed
@@ -266,17 +311,18 @@ def _attempt(extraction_id: int) -> Extraction | None:
         # whose heartbeat renews the lease forever: never retried, never failed. Seen
         # with 4 worker processes on one SQLite file (bench ingest at 1M).
         logger.exception("extraction %s: attempt %s failed", record.pk, record.attempts)
-        _failed_attempt(record, exc, started)
+        _failed_attempt(claimed, exc, started)
         return record
     failpoint("extraction.before_finish")
     record.candidates = [verdict_json(v) for v in verdicts]
     record.status = Extraction.Status.DONE
     record.next_attempt_at = None
-    _finish(record, started)
+    _finish(claimed, started)
     return record
 
 
-def _failed_attempt(record: Extraction, exc: Exception, started: float) -> None:
+def _failed_attempt(claimed: Claimed, exc: Exception, started: float) -> None:
+    record = claimed.record
     record.errors = [
         *record.errors,
         {"attempt": record.attempts, "error": str(exc), "at": timezone.now().isoformat()},
@@ -288,32 +334,43 @@ def _failed_attempt(record: Extraction, exc: Exception, started: float) -> None:
     else:
         record.status = Extraction.Status.FAILED
         record.next_attempt_at = None
-    _finish(record, started)
+    _finish(claimed, started)
 
 
-def _finish(record: Extraction, started: float) -> None:
+# PostgreSQL: the finish, the session's commit setting back as it was before the claim,
+# and this statement's own commit still without the flush (set_config's local form).
+_PG_FINISH_SQL = (
+    f"WITH f AS ({_FINISH_SQL} RETURNING 1) SELECT (SELECT count(*) FROM f), "
+    "set_config('synchronous_commit', %s, false), set_config('synchronous_commit', 'off', true)"
+)
+
+
+def _finish(claimed: Claimed, started: float) -> None:
+    record = claimed.record
     record.duration_ms = round((time.perf_counter() - started) * 1000, 2)
     record.finished_at = timezone.now()
+    params = [
+        record.status,
+        json.dumps(record.candidates, ensure_ascii=False),
+        json.dumps(record.errors, ensure_ascii=False),
+        _db_time(record.next_attempt_at),
+        record.duration_ms,
+        _db_time(record.finished_at),
+        record.pk,
+        record.claimed_by,
+    ]
     with hot_cursor() as cursor:
-        cursor.execute(
-            _FINISH_SQL,
-            [
-                record.status,
-                json.dumps(record.candidates, ensure_ascii=False),
-                json.dumps(record.errors, ensure_ascii=False),
-                _db_time(record.next_attempt_at),
-                record.duration_ms,
-                _db_time(record.finished_at),
-                record.pk,
-                record.claimed_by,
-            ],
+        if claimed.sync_commit:
+            finished = cursor.execute(_PG_FINISH_SQL, [*params, claimed.sync_commit]).fetchone()[0]
+            claimed.sync_commit = ""
+        else:
+            finished = cursor.execute(_FINISH_SQL, params).rowcount
+    if finished == 0:
+        logger.warning(
+            "extraction %s: the lease was lost (taken over after expiring); "
+            "this attempt's outcome is not recorded",
+            record.pk,
         )
-        if cursor.rowcount == 0:
-            logger.warning(
-                "extraction %s: the lease was lost (taken over after expiring); "
-                "this attempt's outcome is not recorded",
-                record.pk,
-            )
 
 
 def retry_delay(record: Extraction) -> float | None:

@@ -40,17 +40,22 @@ def hot_cursor() -> Any:
     ticket #20516). ``SPACEDUCK_DATABASE_PREPARE=false`` (a pooler that cannot hold
     prepared statements) gives Django's cursor. Elsewhere: Django's cursor.
     """
-    wrapper = connection.cursor()
-    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARE:
-        return wrapper
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql" or not settings.DATABASE_PREPARE:
+        return db.cursor()
     import psycopg  # the postgres extra, there whenever the database is PostgreSQL
 
-    raw = connection.connection
+    # What db.cursor() does (a usable connection, Django's wrapper: its error translation,
+    # execute_wrapper hooks, query logging), without first making the ClientCursor it
+    # would bind with and closing it again: ~14 cursors a message.
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    raw = db.connection
     if raw.prepare_threshold is None:  # Django's default: never (kept for its cursors)
         raw.prepare_threshold = PREPARE_THRESHOLD
-    wrapper.cursor.close()
-    wrapper.cursor = psycopg.Cursor(raw)  # binds server-side, unlike Django's ClientCursor
-    return wrapper
+    with db.wrap_database_errors:
+        # Binds server-side, unlike Django's ClientCursor.
+        return db._prepare_cursor(psycopg.Cursor(raw))
 
 
 @cache
@@ -70,15 +75,69 @@ def _insert_plan(model: type[models.Model]) -> tuple[str, tuple[models.Field, ..
 
 def fast_insert(instance: M) -> M:
     """Insert ``instance`` as a new row (like ``save(force_insert=True)``) and return it."""
-    sql, fields, auto_pk = _insert_plan(type(instance))
-    params = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    sql, params = insert_statement(instance)
     with hot_cursor() as cursor:
         pk = cursor.execute(sql, params).fetchone()[0]
-    if auto_pk:
+    return inserted(instance, pk)
+
+
+Statement = tuple[str, Sequence[Any]]
+
+
+def insert_statement(
+    instance: models.Model, *, computed: tuple[str, Statement] | None = None, returning: str = ""
+) -> Statement:
+    """The INSERT of ``fast_insert`` (values prepared as ``save()`` prepares them), returning
+    the new key, to send with others (``fast_writes``); then ``inserted(instance, pk)``.
+
+    ``computed``: (attname, SQL expression with its parameters): that field's value is
+    computed by the statement. ``returning``: what the statement returns instead of the key.
+    """
+    sql, fields, _auto_pk = _insert_plan(type(instance))
+    placeholders: list[str] = []
+    params: list[Any] = []
+    for f in fields:
+        if computed is not None and f.attname == computed[0]:
+            placeholders.append(computed[1][0])
+            params.extend(computed[1][1])
+        else:
+            placeholders.append("%s")
+            params.append(f.get_db_prep_save(f.pre_save(instance, True), connection))
+    if computed is None and not returning:
+        return sql, params
+    head = sql.split(" VALUES ", 1)[0]
+    tail = returning or connection.ops.quote_name(str(instance._meta.pk.column))  # type: ignore[union-attr]
+    return f"{head} VALUES ({', '.join(placeholders)}) RETURNING {tail}", params
+
+
+def inserted(instance: M, pk: Any) -> M:
+    """``instance`` as saved, once its ``insert_statement`` ran and returned ``pk``."""
+    if _insert_plan(type(instance))[2]:
         instance.pk = pk
     instance._state.adding = False
     instance._state.db = connection.alias
     return instance
+
+
+def fast_writes(*statements: Statement) -> Any:
+    """Run these writes in order and return the last one's first row (None without one).
+
+    On PostgreSQL they are one statement, one round trip: the others as data-modifying CTEs
+    of the last, named w0, w1, ... in order (the last may return from them). They then run
+    on one snapshot and none sees another's rows (constraints, foreign keys among them, are
+    checked at the statement's end), so only writes that do not read what the others write
+    go together. Elsewhere they run one by one.
+    """
+    with hot_cursor() as cursor:
+        if connection.vendor == "postgresql" and len(statements) > 1:
+            *before, (last, params) = statements
+            ctes = ", ".join(f"w{i} AS ({sql})" for i, (sql, _) in enumerate(before))
+            values = [value for _, given in before for value in given]
+            cursor.execute(f"WITH {ctes} {last}", [*values, *params])
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
+        return cursor.fetchone() if cursor.description else None
 
 
 @cache
@@ -124,6 +183,12 @@ class ReadPlan:
     columns: str
     names: tuple[str, ...]
     converters: tuple[tuple[int, Col, tuple[Converter, ...]], ...]
+    quoted: tuple[str, ...] = ()  # the column names, quoted, for ``of(alias)``
+
+    def of(self, alias: str) -> str:
+        """``columns`` of the table named ``alias`` in a statement that joins others
+        (PostgreSQL's form: without SQLite's unary +)."""
+        return ", ".join(f"{alias}.{name}" for name in self.quoted)
 
     def index(self, name: str) -> int:
         return self.names.index(name)
@@ -202,5 +267,6 @@ def _read_plan(model: type[models.Model], wrapper: Any) -> ReadPlan:
         # all candidates are fetched, and only the winners become instances.
         columns=", ".join(_plain(wrapper) + wrapper.ops.quote_name(str(f.column)) for f in fields),
         names=tuple(f.attname for f in fields),
+        quoted=tuple(wrapper.ops.quote_name(str(f.column)) for f in fields),
         converters=tuple((i, col, fns) for i, col, fns in converters if fns),
     )

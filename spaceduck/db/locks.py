@@ -20,6 +20,11 @@ _LOCK_SQL = (
 )
 
 
+# One key's lock as an expression of another statement (a read that needs no lock of its own
+# to be right, so that its snapshot may predate the wait): a round trip less.
+LOCK_EXPRESSION = "pg_advisory_xact_lock(hashtextextended(%s, 0))"
+
+
 def lock_for_write(*keys: str) -> None:
     """Hold ``keys`` until the current transaction ends (call inside ``atomic``)."""
     if connection.vendor != "postgresql" or not keys:

@@ -154,6 +154,17 @@ def test_an_exact_duplicate_touches_and_promotes_a_candidate() -> None:
     assert list(events) == ["created", "seen", "promoted"]
 
 
+def test_touching_a_memory_that_is_gone_writes_no_history() -> None:
+    from django.db import DatabaseError, transaction
+
+    first = commit_candidate(fact("The user keeps bees."), ctx())
+    memory = Memory.objects.get(pk=first.memory_id)
+    Memory.objects.filter(pk=memory.pk).delete()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        dedup.touch(memory, fact("The user keeps bees."), ctx(), reason="seen again")
+    assert not MemoryEvent.objects.filter(memory_id=memory.pk, event="seen").exists()
+
+
 def test_the_task_budget_drops_writes_past_it() -> None:
     verdicts = [
         commit_candidate(
@@ -175,18 +186,18 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
     no claim the rules read: a claim is checked first, see the test below.)"""
     first = commit_candidate(fact("The user keeps bees in Oslo."), ctx())
     checks = []
-    real = dedup._exact_match
+    real = dedup._locked_reads
 
-    def stale(candidate: Candidate, context: WriteContext) -> tuple[None, None]:
+    def stale(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         checks.append(candidate.content)  # the first look, by content: before the commit
-        return None, None
+        return None, None, [], None
 
-    def under_the_lock(candidate: Candidate, context: WriteContext) -> Memory | None:
+    def under_the_lock(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         checks.append(candidate.content)
-        return real(candidate, context)
+        return real(candidate, context, claim)
 
-    monkeypatch.setattr(dedup, "_same_content", stale)
-    monkeypatch.setattr(dedup, "_exact_match", under_the_lock)
+    monkeypatch.setattr(dedup, "_first_reads", stale)
+    monkeypatch.setattr(dedup, "_locked_reads", under_the_lock)
     monkeypatch.setattr(dedup, "_neighbours", lambda *args: [])  # its vector search ran early too
     second = commit_candidate(fact("The user keeps bees in Oslo."), ctx())
     assert len(checks) == 2  # the early check missed it, the one under the lock did not
@@ -206,13 +217,19 @@ def test_a_claim_stored_by_another_worker_after_the_first_check_is_seen_under_th
     replaces it."""
     first = commit_candidate(fact("The user lives in Oslo."), ctx())
     looks = []
-    real = dedup._claim_holders
+    real_first, real_locked = dedup._first_reads, dedup._locked_reads
 
-    def stale_then_real(claim: Any, context: WriteContext) -> Any:
+    def stale(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         looks.append(claim)
-        return [] if len(looks) == 1 else real(claim, context)
+        earlier, exact, _holders, counted = real_first(candidate, context, claim)
+        return earlier, exact, [], counted  # read before the other worker's commit
 
-    monkeypatch.setattr(dedup, "_claim_holders", stale_then_real)
+    def under_the_lock(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
+        looks.append(claim)
+        return real_locked(candidate, context, claim)
+
+    monkeypatch.setattr(dedup, "_first_reads", stale)
+    monkeypatch.setattr(dedup, "_locked_reads", under_the_lock)
     monkeypatch.setattr(dedup, "_neighbours", lambda *args, **kwargs: [])
     monkeypatch.setattr(dedup, "_slot_holders", lambda *args: [])
     second = commit_candidate(fact(later), ctx())

@@ -209,6 +209,19 @@ def test_appends_keep_their_order_even_when_the_clock_does_not_move(
     assert ids(list_messages(thread.id)) == saved
 
 
+def test_an_append_behind_the_newest_message_comes_a_microsecond_after_it(
+    thread: Thread, clock: Clock
+) -> None:
+    first = save_message(thread.id, "user", "first")
+    assert first.created_at == clock.now
+    clock.advance(seconds=-30)
+    late = save_message(thread.id, "user", "late")
+    assert late.created_at == first.created_at + timedelta(microseconds=1)
+    assert Message.objects.get(pk=late.id).created_at == late.created_at  # as returned
+    clock.advance(seconds=60)
+    assert save_message(thread.id, "user", "on time").created_at == clock.now
+
+
 # --- Listing ---------------------------------------------------------------------
 
 
