@@ -18,8 +18,9 @@ keeps the rarest terms while their documents add up to at most
 When all the terms together match few enough documents (the usual case in
 namespaces of a few thousand memories) one count of their OR replaces the
 per-term counts. On PostgreSQL a GIN count cannot stop early (it builds the whole
-bitmap first), so a term's count is read from its document frequency instead
-(keyword_pg.document_count; 1M memories in one namespace); the terms kept are the same.
+bitmap first), so the terms' counts are read from their document frequencies, all in
+one look-up (keyword_pg.phrase_counts; 1M memories in one namespace), and when they add up
+to at most the bound the OR is not counted at all; the terms kept are the same.
 """
 
 from __future__ import annotations
@@ -123,9 +124,14 @@ def _bm25_params(
 def _selective(cursor: object, phrases: list[str]) -> list[str]:
     """The rarest phrases whose matching documents add up to at most MAX_MATCHED_DOCS."""
     phrases = [p for p in dict.fromkeys(phrases) if not _known_common(p)]
+    # PostgreSQL: each phrase's count in one look-up (the lexemes' frequencies); when they
+    # add up to at most the bound, so does the union, and no index count is needed.
+    each = keyword_pg.phrase_counts(cursor, phrases) if _postgres() and phrases else None
+    if each is not None and sum(each.values()) <= MAX_MATCHED_DOCS:
+        return phrases
     if len(phrases) > 1 and _documents(cursor, _any(phrases)) <= MAX_MATCHED_DOCS:
         return phrases  # all of them fit: one count instead of one per phrase
-    counted = sorted((_documents(cursor, p), p) for p in phrases)
+    counted = sorted((each[p] if each is not None else _documents(cursor, p), p) for p in phrases)
     for count, text in counted:
         if count > MAX_MATCHED_DOCS:
             _remember_common(text)

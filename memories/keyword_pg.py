@@ -163,6 +163,21 @@ def query_term(key: str, term: str, *, prefix: bool) -> str:
     return f"'{lexeme(key, term)}'" + (":*" if prefix else "")
 
 
+_FREQUENCIES_SQL = "SELECT lexeme, documents FROM memories_fts_lexemes WHERE lexeme = ANY(%s)"
+
+
+def phrase_counts(cursor: object, phrases: Sequence[str]) -> dict[str, int] | None:
+    """How many documents hold each phrase (``query_term``s), read in one look-up from the
+    lexemes' frequencies; None when a phrase is a prefix (only the index counts those)."""
+    if any(phrase.endswith(":*") for phrase in phrases):
+        return None
+    lexemes = [phrase[1:-1] for phrase in phrases]
+    found = dict(cursor.execute(_FREQUENCIES_SQL, [lexemes]).fetchall())  # type: ignore[attr-defined]
+    return {
+        phrase: int(found.get(lexeme, 0)) for phrase, lexeme in zip(phrases, lexemes, strict=True)
+    }
+
+
 def document_count(cursor: object, query: str, most: int) -> int:
     """How many documents match ``query`` (``query_term``s joined by " | "), counted up to
     ``most + 1``: the answer of COUNT_SQL with LIMIT ``most + 1``, without its cost.

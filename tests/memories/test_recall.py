@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories import keyword_index
+from memories import keyword_index, keyword_pg
 from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.types import Candidate
 from memories.models import Memory, MemoryEvent
@@ -196,6 +196,14 @@ def test_a_word_found_too_common_is_not_counted_again_but_a_rare_one_always_is(
         return count(cursor, text)
 
     monkeypatch.setattr(keyword_index, "_documents", counting)
+    # PostgreSQL reads whole words' counts from their frequencies, one look-up a query.
+    counts = keyword_pg.phrase_counts
+
+    def counting_each(cursor: object, phrases: list[str]) -> dict[str, int] | None:
+        counted.extend(phrases)
+        return counts(cursor, phrases)
+
+    monkeypatch.setattr(keyword_pg, "phrase_counts", counting_each)
     assert keyword_list("user:alice", "garden", 20) == []
     assert len(counted) == 1
     assert keyword_list("user:alice", "garden", 20) == []
@@ -249,3 +257,20 @@ def test_a_word_too_common_is_judged_by_its_document_count_not_its_postings(
             assert keyword_pg.document_count(cursor, term, 10) == 4
             either = f"{term} | {keyword_index.phrase('user:alice', 'orchid')}"
             assert keyword_pg.document_count(cursor, either, 10) == 4  # the union, not 5
+
+
+def test_rare_words_are_searched_without_counting_them_through_the_index() -> None:
+    """PostgreSQL: when the words' frequencies add up to at most MAX_MATCHED_DOCS, so does
+    their union: no count through the index, only the BM25 query reads it."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    orchid, beans = add("Alice grows an orchid."), add("Alice grows beans.")
+    keyword_list("user:alice", "tulip", 20)  # the pending memories indexed
+    with CaptureQueriesContext(connection) as queries:
+        found = keyword_list("user:alice", "orchid beans", 20)
+    assert {memory_id for memory_id, _ in found} == {orchid.pk, beans.pk}
+    if connection.vendor == "postgresql":
+        counts = [q for q in queries if str(q["sql"]).startswith("SELECT count(*) FROM (SELECT 1")]
+        assert counts == []
+        assert len(queries) == 3  # pending marks, the words' frequencies, BM25
