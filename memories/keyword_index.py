@@ -19,8 +19,9 @@ When all the terms together match few enough documents (the usual case in
 namespaces of a few thousand memories) one count of their OR replaces the
 per-term counts. On PostgreSQL a GIN count cannot stop early (it builds the whole
 bitmap first), so the terms' counts are read from their document frequencies, all in
-one look-up (keyword_pg.phrase_counts; 1M memories in one namespace), and when they add up
-to at most the bound the OR is not counted at all; the terms kept are the same.
+one look-up with the pending check (keyword_pg.flushed_counts; 1M memories in one
+namespace), and when they add up to at most the bound the OR is not counted at all; the
+terms kept are the same.
 """
 
 from __future__ import annotations
@@ -93,11 +94,11 @@ def search(namespace: str, terms: Sequence[Term], limit: int) -> list[tuple[int,
     """
     if not terms or limit <= 0:
         return []
-    if _postgres():
-        keyword_pg.flush(namespace)
     phrases = {phrase(namespace, word, prefix=prefix): (word, prefix) for word, prefix in terms}
+    # PostgreSQL: the pending memories indexed first, and each term's count read with it.
+    each = keyword_pg.flushed_counts(namespace, list(phrases)) if _postgres() else None
     with connection.cursor() as cursor:
-        kept = _selective(cursor, list(phrases))
+        kept = _selective(cursor, list(phrases), each)
         if not kept:
             return []
         if _postgres():
@@ -121,13 +122,13 @@ def _bm25_params(
     }
 
 
-def _selective(cursor: object, phrases: list[str]) -> list[str]:
-    """The rarest phrases whose matching documents add up to at most MAX_MATCHED_DOCS."""
+def _selective(cursor: object, phrases: list[str], each: dict[str, int] | None = None) -> list[str]:
+    """The rarest phrases whose matching documents add up to at most MAX_MATCHED_DOCS.
+
+    ``each``: every phrase's count, when known (PostgreSQL: the lexemes' frequencies);
+    when they add up to at most the bound, so does their union: no index count."""
     phrases = [p for p in dict.fromkeys(phrases) if not _known_common(p)]
-    # PostgreSQL: each phrase's count in one look-up (the lexemes' frequencies); when they
-    # add up to at most the bound, so does the union, and no index count is needed.
-    each = keyword_pg.phrase_counts(cursor, phrases) if _postgres() and phrases else None
-    if each is not None and sum(each.values()) <= MAX_MATCHED_DOCS:
+    if each is not None and sum(each[p] for p in phrases) <= MAX_MATCHED_DOCS:
         return phrases
     if len(phrases) > 1 and _documents(cursor, _any(phrases)) <= MAX_MATCHED_DOCS:
         return phrases  # all of them fit: one count instead of one per phrase

@@ -164,6 +164,11 @@ def query_term(key: str, term: str, *, prefix: bool) -> str:
 
 
 _FREQUENCIES_SQL = "SELECT lexeme, documents FROM memories_fts_lexemes WHERE lexeme = ANY(%s)"
+# The same, with a row of NULL lexeme when the namespace has memories waiting to be indexed.
+_PENDING_FREQUENCIES_SQL = (
+    _FREQUENCIES_SQL + " UNION ALL SELECT NULL, 0 WHERE EXISTS "
+    "(SELECT 1 FROM memories_fts_pending WHERE namespace = %s)"
+)
 
 
 def phrase_counts(cursor: object, phrases: Sequence[str]) -> dict[str, int] | None:
@@ -173,9 +178,29 @@ def phrase_counts(cursor: object, phrases: Sequence[str]) -> dict[str, int] | No
         return None
     lexemes = [phrase[1:-1] for phrase in phrases]
     found = dict(cursor.execute(_FREQUENCIES_SQL, [lexemes]).fetchall())  # type: ignore[attr-defined]
-    return {
-        phrase: int(found.get(lexeme, 0)) for phrase, lexeme in zip(phrases, lexemes, strict=True)
-    }
+    return _by_phrase(phrases, lexemes, found)
+
+
+def flushed_counts(namespace: str, phrases: Sequence[str]) -> dict[str, int] | None:
+    """``flush`` the namespace, then ``phrase_counts``: one statement when nothing is
+    pending (every search but the first after a write)."""
+    if not phrases or any(phrase.endswith(":*") for phrase in phrases):
+        flush(namespace)
+        return None
+    lexemes = [phrase[1:-1] for phrase in phrases]
+    with connection.cursor() as cursor:
+        found = dict(cursor.execute(_PENDING_FREQUENCIES_SQL, [lexemes, namespace]).fetchall())
+    if None not in found:
+        return _by_phrase(phrases, lexemes, found)
+    _flush_group([namespace])
+    with connection.cursor() as cursor:
+        return phrase_counts(cursor, phrases)
+
+
+def _by_phrase(
+    phrases: Sequence[str], lexemes: Sequence[str], found: dict[str | None, int]
+) -> dict[str, int]:
+    return {p: int(found.get(lexeme, 0)) for p, lexeme in zip(phrases, lexemes, strict=True)}
 
 
 def document_count(cursor: object, query: str, most: int) -> int:
