@@ -49,7 +49,15 @@ from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
-from spaceduck.db.fast import Statement, fast_insert, fast_update, hot_cursor, read_plan
+from spaceduck.db.fast import (
+    Statement,
+    fast_insert,
+    fast_update,
+    hot_cursor,
+    insert_statement,
+    inserted,
+    read_plan,
+)
 from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
@@ -250,10 +258,17 @@ def store(
         new = _new_memory(candidate, ctx)
         if ask or candidate.doubt:
             new.status = MemoryStatus.CANDIDATE
+        created = f"{candidate.stage} stage"
+        if connection.vendor == "postgresql" and not supersede:
+            memory = _pg_store(new, vector, created, ctx.actor)
+            failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
+            for old, reason in ask:
+                Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
+            return memory
         memory = fast_insert(new)
         failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
         vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
-        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, f"{candidate.stage} stage")]
+        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, created)]
         for old, reason in supersede:
             old.status = MemoryStatus.SUPERSEDED
             old.superseded_by = memory
@@ -265,6 +280,27 @@ def store(
         for old, reason in ask:
             Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
     return memory
+
+
+# PostgreSQL: a new memory's history row, in the statement that inserts it (CTE ``m``).
+_PG_CREATED_CTE = (
+    "history AS (INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, "
+    "reason, data, created_at) SELECT m.id, %s, %s, %s, %s, '{}'::jsonb, %s::timestamptz FROM m)"
+)
+
+
+def _pg_store(new: Memory, vector: np.ndarray, reason: str, actor: str) -> Memory:
+    """The memory, its vector (with the counters and the change log) and its "created"
+    history row in one statement: one round trip where there were three."""
+    insert, values = insert_statement(new)  # returns the new id
+    ctes, cte_values = vector_index.pg_new_vector(new.namespace, vector)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    event = str(MemoryEvent.Event.CREATED)
+    sql = f"WITH m AS ({insert}), {ctes}, {_PG_CREATED_CTE} SELECT id FROM m"
+    params = [*values, *cte_values, new.namespace, event, actor, reason, now]
+    with hot_cursor() as cursor:
+        pk = cursor.execute(sql, params).fetchone()[0]
+    return inserted(new, pk)
 
 
 def _budget_exhausted(ctx: WriteContext) -> bool:
