@@ -361,26 +361,44 @@ def _memory_reads(
     return list(rows[0][:n]), found
 
 
-def _first_reads(
-    candidate: Candidate, ctx: WriteContext, claim: Claim | None
-) -> tuple[int | None, Memory | None, list[tuple[Memory, Claim]], tuple[int, int] | None]:
-    """``commit_candidate``'s look-ups before anything is embedded: (what this message
-    already stored with this content, the newest live exact duplicate, the claim's
-    holders, the namespace's vector counters or None). One round trip on PostgreSQL;
-    elsewhere the holders are read only when the content found nothing, the counters later.
-    """
+@dataclass(frozen=True)
+class _First:
+    """``commit_candidate``'s look-ups before anything is embedded."""
+
+    earlier: int | None  # what this message already stored with this content
+    exact: Memory | None  # the newest live exact duplicate
+    holders: list[tuple[Memory, Claim]]  # the claim's holders
+    version: tuple[int, int] | None = None  # the vector counters (PostgreSQL)
+    slotted: list[Memory] | None = None  # the slot's holders (PostgreSQL)
+
+
+def _first_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _First:
+    """One round trip on PostgreSQL (the slot's holders and the counters with them);
+    elsewhere the holders are read only when the content found nothing, the slot's holders
+    and the counters later."""
     if connection.vendor != "postgresql":
         earlier, exact = _same_content(candidate, ctx)
         if earlier is not None or exact is not None or claim is None:
-            return earlier, exact, [], None
-        return earlier, exact, _claim_holders(claim, ctx), None
+            return _First(earlier, exact, [])
+        return _First(earlier, exact, _claim_holders(claim, ctx))
     parts = [_same_content_read(candidate, ctx)]
     if claim is not None:
         parts.append(_claim_read(claim, ctx))
+    if candidate.slot:
+        params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id, candidate.slot]
+        parts.append((_SLOT_ROWS_SQL.format(columns=read_plan(Memory).columns), params))
     (epoch, version), found = _memory_reads(parts, _versions_read(ctx))
     earlier, exact = _same_content_of(found[0], candidate, ctx)
     holders = _holders_of(claim, found[1]) if claim is not None else []
-    return earlier, exact, holders, (int(epoch), int(version))
+    slotted = found[-1] if candidate.slot else []
+    return _First(earlier, exact, holders, (int(epoch), int(version)), slotted)
+
+
+# _SLOT_SQL's memories whole (PostgreSQL: no index hint), ordered by id.
+_SLOT_ROWS_SQL = (
+    "SELECT {columns} FROM memories_memory "
+    f"WHERE {_LIVE_WHERE} AND NOT (slot = '') AND slot = %s ORDER BY id"
+)
 
 
 def _versions_read(ctx: WriteContext) -> list[Statement]:
@@ -731,12 +749,13 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     # The claim is read first (no database) for the look-ups below; the candidate gets it
     # only past the duplicates, as their verdicts always showed it.
     claim = claim_of(candidate.kind, candidate.content, candidate.claim)
-    earlier, exact, holders, counted = _first_reads(candidate, ctx, claim or None)
-    if earlier is not None:
+    first = _first_reads(candidate, ctx, claim or None)
+    if first.earlier is not None:
         why = "this message already produced it (a re-run)"
-        return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
-    if exact is not None:
-        return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
+        return Verdict(candidate, "already_extracted", why, matched_memory_id=first.earlier)
+    if first.exact is not None:
+        return _duplicate(first.exact, candidate, ctx, "exact duplicate (content hash)", None)
+    holders = first.holders
     candidate.claim = claim
     for memory, theirs in holders:
         # An episode is an event with its own date, never a duplicate of the fact it ends.
@@ -745,7 +764,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
             return _duplicate(memory, candidate, ctx, why, None)
     vector = get_embedder().embed([candidate.content])[0]
     # What the searches below read, or less (counters only grow): a reading before them.
-    seen = counted or vector_index.namespace_version(ctx.namespace)
+    seen = first.version or vector_index.namespace_version(ctx.namespace)
     supersede = [
         (m, f"{_describe(theirs)}: a new value or polarity")
         for m, theirs in holders
@@ -753,7 +772,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     ]
     supersede += [
         (m, f"slot '{candidate.slot}' has a new value")
-        for m in _slot_holders(candidate, ctx)
+        for m in (_slot_holders(candidate, ctx) if first.slotted is None else first.slotted)
         if m.pk not in {old.pk for old, _ in supersede}
     ]
     neighbours = _neighbours(vector, candidate, ctx)
