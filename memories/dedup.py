@@ -49,7 +49,15 @@ from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.selectors import memories_by_id
 from memories.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck import runtime
-from spaceduck.db.fast import Statement, fast_insert, fast_update, hot_cursor, read_plan
+from spaceduck.db.fast import (
+    Statement,
+    fast_insert,
+    fast_update,
+    hot_cursor,
+    insert_statement,
+    inserted,
+    read_plan,
+)
 from spaceduck.db.locks import lock_for_write
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import get_chat, get_embedder
@@ -250,10 +258,17 @@ def store(
         new = _new_memory(candidate, ctx)
         if ask or candidate.doubt:
             new.status = MemoryStatus.CANDIDATE
+        created = f"{candidate.stage} stage"
+        if connection.vendor == "postgresql" and not supersede:
+            memory = _pg_store(new, vector, created, ctx.actor)
+            failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
+            for old, reason in ask:
+                Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
+            return memory
         memory = fast_insert(new)
         failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
         vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
-        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, f"{candidate.stage} stage")]
+        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, created)]
         for old, reason in supersede:
             old.status = MemoryStatus.SUPERSEDED
             old.superseded_by = memory
@@ -265,6 +280,27 @@ def store(
         for old, reason in ask:
             Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
     return memory
+
+
+# PostgreSQL: a new memory's history row, in the statement that inserts it (CTE ``m``).
+_PG_CREATED_CTE = (
+    "history AS (INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, "
+    "reason, data, created_at) SELECT m.id, %s, %s, %s, %s, '{}'::jsonb, %s::timestamptz FROM m)"
+)
+
+
+def _pg_store(new: Memory, vector: np.ndarray, reason: str, actor: str) -> Memory:
+    """The memory, its vector (with the counters and the change log) and its "created"
+    history row in one statement: one round trip where there were three."""
+    insert, values = insert_statement(new)  # returns the new id
+    ctes, cte_values = vector_index.pg_new_vector(new.namespace, vector)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    event = str(MemoryEvent.Event.CREATED)
+    sql = f"WITH m AS ({insert}), {ctes}, {_PG_CREATED_CTE} SELECT id FROM m"
+    params = [*values, *cte_values, new.namespace, event, actor, reason, now]
+    with hot_cursor() as cursor:
+        pk = cursor.execute(sql, params).fetchone()[0]
+    return inserted(new, pk)
 
 
 def _budget_exhausted(ctx: WriteContext) -> bool:
@@ -325,26 +361,44 @@ def _memory_reads(
     return list(rows[0][:n]), found
 
 
-def _first_reads(
-    candidate: Candidate, ctx: WriteContext, claim: Claim | None
-) -> tuple[int | None, Memory | None, list[tuple[Memory, Claim]], tuple[int, int] | None]:
-    """``commit_candidate``'s look-ups before anything is embedded: (what this message
-    already stored with this content, the newest live exact duplicate, the claim's
-    holders, the namespace's vector counters or None). One round trip on PostgreSQL;
-    elsewhere the holders are read only when the content found nothing, the counters later.
-    """
+@dataclass(frozen=True)
+class _First:
+    """``commit_candidate``'s look-ups before anything is embedded."""
+
+    earlier: int | None  # what this message already stored with this content
+    exact: Memory | None  # the newest live exact duplicate
+    holders: list[tuple[Memory, Claim]]  # the claim's holders
+    version: tuple[int, int] | None = None  # the vector counters (PostgreSQL)
+    slotted: list[Memory] | None = None  # the slot's holders (PostgreSQL)
+
+
+def _first_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _First:
+    """One round trip on PostgreSQL (the slot's holders and the counters with them);
+    elsewhere the holders are read only when the content found nothing, the slot's holders
+    and the counters later."""
     if connection.vendor != "postgresql":
         earlier, exact = _same_content(candidate, ctx)
         if earlier is not None or exact is not None or claim is None:
-            return earlier, exact, [], None
-        return earlier, exact, _claim_holders(claim, ctx), None
+            return _First(earlier, exact, [])
+        return _First(earlier, exact, _claim_holders(claim, ctx))
     parts = [_same_content_read(candidate, ctx)]
     if claim is not None:
         parts.append(_claim_read(claim, ctx))
+    if candidate.slot:
+        params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id, candidate.slot]
+        parts.append((_SLOT_ROWS_SQL.format(columns=read_plan(Memory).columns), params))
     (epoch, version), found = _memory_reads(parts, _versions_read(ctx))
     earlier, exact = _same_content_of(found[0], candidate, ctx)
     holders = _holders_of(claim, found[1]) if claim is not None else []
-    return earlier, exact, holders, (int(epoch), int(version))
+    slotted = found[-1] if candidate.slot else []
+    return _First(earlier, exact, holders, (int(epoch), int(version)), slotted)
+
+
+# _SLOT_SQL's memories whole (PostgreSQL: no index hint), ordered by id.
+_SLOT_ROWS_SQL = (
+    "SELECT {columns} FROM memories_memory "
+    f"WHERE {_LIVE_WHERE} AND NOT (slot = '') AND slot = %s ORDER BY id"
+)
 
 
 def _versions_read(ctx: WriteContext) -> list[Statement]:
@@ -695,12 +749,13 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     # The claim is read first (no database) for the look-ups below; the candidate gets it
     # only past the duplicates, as their verdicts always showed it.
     claim = claim_of(candidate.kind, candidate.content, candidate.claim)
-    earlier, exact, holders, counted = _first_reads(candidate, ctx, claim or None)
-    if earlier is not None:
+    first = _first_reads(candidate, ctx, claim or None)
+    if first.earlier is not None:
         why = "this message already produced it (a re-run)"
-        return Verdict(candidate, "already_extracted", why, matched_memory_id=earlier)
-    if exact is not None:
-        return _duplicate(exact, candidate, ctx, "exact duplicate (content hash)", None)
+        return Verdict(candidate, "already_extracted", why, matched_memory_id=first.earlier)
+    if first.exact is not None:
+        return _duplicate(first.exact, candidate, ctx, "exact duplicate (content hash)", None)
+    holders = first.holders
     candidate.claim = claim
     for memory, theirs in holders:
         # An episode is an event with its own date, never a duplicate of the fact it ends.
@@ -709,7 +764,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
             return _duplicate(memory, candidate, ctx, why, None)
     vector = get_embedder().embed([candidate.content])[0]
     # What the searches below read, or less (counters only grow): a reading before them.
-    seen = counted or vector_index.namespace_version(ctx.namespace)
+    seen = first.version or vector_index.namespace_version(ctx.namespace)
     supersede = [
         (m, f"{_describe(theirs)}: a new value or polarity")
         for m, theirs in holders
@@ -717,7 +772,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     ]
     supersede += [
         (m, f"slot '{candidate.slot}' has a new value")
-        for m in _slot_holders(candidate, ctx)
+        for m in (_slot_holders(candidate, ctx) if first.slotted is None else first.slotted)
         if m.pk not in {old.pk for old, _ in supersede}
     ]
     neighbours = _neighbours(vector, candidate, ctx)

@@ -648,6 +648,27 @@ _PG_WRITE_SQL = (
 )
 
 
+# PostgreSQL: the vector of a new memory, written in the statement that inserts the memory
+# (a CTE named ``m`` returning its id): what upsert(..., new=True) writes (_PG_WRITE_SQL),
+# as CTEs to add to that statement's WITH (dedup.store: one round trip for the three).
+_PG_NEW_CTES = (
+    "written AS (INSERT INTO memories_vec(memory_id, namespace, embedding) "
+    "SELECT m.id, %s, %s::vector FROM m), "
+    "bumped AS (INSERT INTO memories_vector_version AS t(namespace, version) "
+    "VALUES (%s, 1) ON CONFLICT(namespace) DO UPDATE SET version = t.version + 1 "
+    "RETURNING version), "
+    "logged AS (INSERT INTO memories_vector_change(namespace, version, memory_id) "
+    "SELECT %s, bumped.version, m.id FROM bumped, m), "
+    "pruned AS (DELETE FROM memories_vector_change WHERE namespace = %s "
+    "AND version <= (SELECT version - %s FROM bumped))"
+)
+
+
+def pg_new_vector(namespace: str, vector: np.ndarray) -> tuple[str, list[Any]]:
+    """``_PG_NEW_CTES`` with its parameters, for the memory the CTE ``m`` inserts."""
+    return _PG_NEW_CTES, [namespace, _encode(vector), namespace, namespace, namespace, LOG_VERSIONS]
+
+
 def _pg_remove(cursor: Any, memory_ids: list[int]) -> dict[str, set[int]]:
     """Delete these memories' vectors: namespace -> the ids that had one there."""
     removed: dict[str, set[int]] = {}

@@ -190,7 +190,7 @@ def test_content_stored_by_another_worker_after_the_first_check_is_a_duplicate(
 
     def stale(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         checks.append(candidate.content)  # the first look, by content: before the commit
-        return None, None, [], None
+        return dedup._First(None, None, [])
 
     def under_the_lock(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         checks.append(candidate.content)
@@ -221,8 +221,8 @@ def test_a_claim_stored_by_another_worker_after_the_first_check_is_seen_under_th
 
     def stale(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         looks.append(claim)
-        earlier, exact, _holders, counted = real_first(candidate, context, claim)
-        return earlier, exact, [], counted  # read before the other worker's commit
+        first = real_first(candidate, context, claim)
+        return dedup._First(first.earlier, first.exact, [], first.version, first.slotted)
 
     def under_the_lock(candidate: Candidate, context: WriteContext, claim: Any) -> Any:
         looks.append(claim)
