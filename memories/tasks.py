@@ -8,7 +8,7 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
-from memories import keyword_index
+from memories import keyword_index, vector_index
 from memories.compaction import run_compaction, run_ttl_gc
 from memories.extraction.runner import retry_delay, run_extraction
 from memories.reembed import run_reembed
@@ -56,6 +56,14 @@ def merge_keyword_index() -> int:
     """Keep the keyword index quick to read: on SQLite merge its segments (fewer seeks a
     query), on PostgreSQL index the memories of namespaces nobody searched lately."""
     return keyword_index.catch_up() + keyword_index.merge_segments()
+
+
+@db_periodic_task(crontab(minute=f"*/{settings.KEYWORD_MERGE_EVERY_MINUTES}"))
+@lock_task("vector-index")
+def index_large_namespaces() -> bool:
+    """PostgreSQL: build the HNSW index once a namespace is large enough to be searched
+    through it (vector_index.ensure_index); a lock of its own: the build takes minutes."""
+    return vector_index.ensure_index()
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.STALE_EVERY_MINUTES}"))

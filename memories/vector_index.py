@@ -177,8 +177,12 @@ _PG_CREATE_SQL = [
     "CREATE TABLE memories_vec (memory_id bigint PRIMARY KEY, namespace text NOT NULL, "
     "embedding vector({dims}) NOT NULL)",
     "CREATE INDEX memories_vec_namespace_idx ON memories_vec (namespace)",
-    HNSW_INDEX_SQL,
-]
+]  # the HNSW index only once a namespace needs it (ensure_index)
+_HNSW_EXISTS_SQL = "SELECT to_regclass('memories_vec_hnsw') IS NOT NULL"
+_LARGEST_NAMESPACE_SQL = (
+    "SELECT coalesce(max(total), 0) FROM "
+    "(SELECT sum(n) AS total FROM memories_namespace_count GROUP BY namespace) AS t"
+)
 _PG_TABLE_SQL = (
     "SELECT a.atttypmod FROM pg_attribute AS a "
     "WHERE a.attrelid = to_regclass('memories_vec') AND a.attname = 'embedding'"
@@ -471,6 +475,29 @@ def _pg_state(namespace: str) -> _State | None:
     logged = [(int(r[2]), int(r[3]), r[1], r[4]) for r in rows if r[0] == "c"]
     version = (versions.get(_EPOCH, 0), versions.get(namespace, 0))
     return _State(count, version, since, logged)
+
+
+def ensure_index() -> bool:
+    """PostgreSQL: build the HNSW index once some namespace holds VECTOR_INDEX_MIN_ROWS
+    memories (the periodic maintenance task); returns whether it was built now.
+
+    Until then no graph is kept: every vector insert would update one that no search reads
+    (2-6 ms a message, most of what PostgreSQL's ingest cost beyond SQLite's). Built
+    CONCURRENTLY outside a transaction (writers go on); a large namespace searched before
+    it exists is scanned exactly by PostgreSQL, slower but with the same answers."""
+    if not _postgres():
+        return False
+    with connection.cursor() as cursor:
+        if cursor.execute(_HNSW_EXISTS_SQL).fetchone()[0]:
+            return False
+        if (
+            int(cursor.execute(_LARGEST_NAMESPACE_SQL).fetchone()[0])
+            < settings.VECTOR_INDEX_MIN_ROWS
+        ):
+            return False
+        concurrently = "" if connection.in_atomic_block else " CONCURRENTLY"
+        cursor.execute(HNSW_INDEX_SQL.replace("CREATE INDEX", "CREATE INDEX" + concurrently, 1))
+    return True
 
 
 def index_scan(namespace: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -47,7 +47,7 @@ import numpy as np
 
 from spaceduck.benchmarks import scratch
 from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
-from spaceduck.benchmarks.vectors import build_hnsw_s, copy_vectors, drop_hnsw
+from spaceduck.benchmarks.vectors import copy_vectors, drop_hnsw
 
 NAMESPACE = "user:bench"
 FILL_BATCH = 2_000
@@ -198,12 +198,13 @@ def fill(size: int, dims: int, seed: int) -> None:
     """Insert ``size`` memories with random unit vectors (FTS rows follow by trigger)."""
     from django.db import connection, transaction
 
+    from memories import vector_index
     from memories.models import Memory
     from memories.services import content_hash
 
     rng = np.random.default_rng(seed)
     if connection.vendor == "postgresql" and size:
-        drop_hnsw()  # one bulk build after the fill, not a graph insert per row
+        drop_hnsw()  # one bulk build after the fill (if any), not a graph insert per row
     for start in range(0, size, FILL_BATCH):
         n = min(FILL_BATCH, size - start)
         topics = rng.integers(1_000_000_000, size=n)
@@ -224,7 +225,8 @@ def fill(size: int, dims: int, seed: int) -> None:
                     [(m.pk, NAMESPACE, v.tobytes()) for m, v in zip(rows, vectors, strict=True)],
                 )
     if connection.vendor == "postgresql" and size:
-        build_hnsw_s()
+        # As the maintenance task leaves it: the HNSW index only when a namespace needs it.
+        vector_index.ensure_index()
 
 
 def analyze() -> None:

@@ -84,6 +84,7 @@ def test_large_namespaces_are_searched_through_the_hnsw_index_with_the_same_answ
     exact_cosines = exact.cosines(ids)
 
     settings.VECTOR_INDEX_MIN_ROWS = 3  # user:alice (6) is "large", user:bob (1) is not
+    assert vector_index.ensure_index() == (connection.vendor == "postgresql")  # built now
     vector_index.cache_clear()
     through_index = vector_index.scan("user:alice", query, 4)
     if connection.vendor == "postgresql":
@@ -137,3 +138,30 @@ def test_a_copied_namespace_is_searched_with_one_statement_until_it_reaches_the_
         assert vector_index.cache_info()["namespaces"] == 1  # the copy is left, unused
     else:
         assert not any("hnsw" in str(sql) for sql in searched)  # SQLite: the copy, caught up
+
+
+def test_the_hnsw_index_is_built_only_once_a_namespace_needs_it(
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    """PostgreSQL keeps no HNSW graph (every vector insert would update it) until a
+    namespace reaches VECTOR_INDEX_MIN_ROWS; the maintenance task then builds it once."""
+    from django.db import connection
+
+    from memories.tasks import index_large_namespaces
+
+    def exists() -> bool:
+        if connection.vendor != "postgresql":
+            return False
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT to_regclass('memories_vec_hnsw') IS NOT NULL")
+            return bool(cursor.fetchone()[0])
+
+    for text in TEXTS[:3]:
+        add(text)
+    assert not exists()  # the migrations leave none
+    assert vector_index.ensure_index() is False  # 3 memories, the bound 1.5M
+    assert not exists()
+    settings.VECTOR_INDEX_MIN_ROWS = 3
+    assert index_large_namespaces.call_local() == (connection.vendor == "postgresql")
+    assert exists() == (connection.vendor == "postgresql")
+    assert vector_index.ensure_index() is False  # already there
