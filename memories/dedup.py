@@ -387,7 +387,7 @@ def _first_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -
     if candidate.slot:
         params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id, candidate.slot]
         parts.append((_SLOT_ROWS_SQL.format(columns=read_plan(Memory).columns), params))
-    (epoch, version), found = _memory_reads(parts, _versions_read(ctx))
+    (epoch, version), found = _memory_reads(parts, vector_index.version_reads(ctx.namespace))
     earlier, exact = _same_content_of(found[0], candidate, ctx)
     holders = _holders_of(claim, found[1]) if claim is not None else []
     slotted = found[-1] if candidate.slot else []
@@ -401,11 +401,6 @@ _SLOT_ROWS_SQL = (
 )
 
 
-def _versions_read(ctx: WriteContext) -> list[Statement]:
-    """vector_index.namespace_version's counters as two single values ("": the table's)."""
-    return [(_VERSION_SQL, [""]), (_VERSION_SQL, [ctx.namespace])]
-
-
 @dataclass(frozen=True)
 class _Locked:
     """What ``commit_candidate`` reads again under the write lock."""
@@ -414,10 +409,6 @@ class _Locked:
     raced: Memory | None  # a live exact duplicate stored meanwhile
     holders: list[tuple[Memory, Claim]]  # the claim's holders now
     version: tuple[int, int] | None = None  # the namespace's vector counters (PostgreSQL)
-
-
-# The namespace's vector counters (vector_index.namespace_version) as two single values.
-_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM memories_vector_version WHERE namespace = %s"
 
 
 def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _Locked:
@@ -438,7 +429,9 @@ def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) 
     there: Statement = ("true", [])
     if ctx.message_id:
         there = (f"EXISTS ({_MESSAGE_EXISTS_SQL})", [ctx.message_id])
-    (exists, epoch, version), found = _memory_reads(parts, [there, *_versions_read(ctx)])
+    (exists, epoch, version), found = _memory_reads(
+        parts, [there, *vector_index.version_reads(ctx.namespace)]
+    )
     raced = found[0][0] if found[0] else None
     holders = _holders_of(claim, found[1]) if claim is not None else []
     return _Locked(bool(exists), raced, holders, (int(epoch), int(version)))

@@ -725,6 +725,18 @@ def _pg_write(
         cursor.execute(_PG_WRITE_SQL, params)
 
 
+# One counter as a single value, for callers that read it inside a larger statement.
+_VERSION_VALUE_SQL = (
+    "SELECT coalesce(max(version), 0) FROM memories_vector_version WHERE namespace = %s"
+)
+
+
+def version_reads(namespace: str) -> list[tuple[str, list[Any]]]:
+    """``namespace_version``'s (epoch, counter) as two single-value statements, for a caller
+    that reads them in one round trip with its own (dedup on PostgreSQL)."""
+    return [(_VERSION_VALUE_SQL, [_EPOCH]), (_VERSION_VALUE_SQL, [namespace])]
+
+
 def _versions(cursor: Any, namespace: str) -> Version:
     found = dict(cursor.execute(_VERSIONS_SQL, [_EPOCH, namespace]).fetchall())
     return int(found.get(_EPOCH, 0)), int(found.get(namespace, 0))
