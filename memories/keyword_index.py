@@ -130,7 +130,7 @@ def _selective(cursor: object, phrases: list[str], each: dict[str, int] | None =
     phrases = [p for p in dict.fromkeys(phrases) if not _known_common(p)]
     if each is not None and sum(each[p] for p in phrases) <= MAX_MATCHED_DOCS:
         return phrases
-    if len(phrases) > 1 and _documents(cursor, _any(phrases)) <= MAX_MATCHED_DOCS:
+    if len(phrases) > 1 and _union_fits(cursor, phrases, each):
         return phrases  # all of them fit: one count instead of one per phrase
     counted = sorted((each[p] if each is not None else _documents(cursor, p), p) for p in phrases)
     for count, text in counted:
@@ -146,6 +146,16 @@ def _selective(cursor: object, phrases: list[str], each: dict[str, int] | None =
         kept.append(text)
         total += count
     return kept
+
+
+def _union_fits(cursor: object, phrases: list[str], each: dict[str, int] | None) -> bool:
+    """Whether the documents matching any of ``phrases`` are at most MAX_MATCHED_DOCS; with
+    every phrase's count known, one over the bound answers no, else only the index counts."""
+    if each is None:
+        return _documents(cursor, _any(phrases)) <= MAX_MATCHED_DOCS
+    if max(each[p] for p in phrases) > MAX_MATCHED_DOCS:
+        return False
+    return keyword_pg.indexed_count(cursor, _any(phrases), MAX_MATCHED_DOCS) <= MAX_MATCHED_DOCS
 
 
 def _common_key(text: str) -> tuple[str, str]:

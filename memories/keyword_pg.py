@@ -223,6 +223,12 @@ def document_count(cursor: object, query: str, most: int) -> int:
             return most + 1
         if len(terms) == 1:
             return largest
+    return indexed_count(cursor, query, most)
+
+
+def indexed_count(cursor: object, query: str, most: int) -> int:
+    """``document_count`` through the index alone: for terms each known to be in at most
+    ``most`` documents (a GIN count then reads at most ``most`` postings per term)."""
     row = cursor.execute(COUNT_SQL, [query, most + 1]).fetchone()  # type: ignore[attr-defined]
     return int(row[0])
 
