@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,6 +36,7 @@ GLOBAL_HALF_LIFE_DAYS = 90.0
 # process and the memory used, and keeps ``id IN (...)`` under SQLite's limit.
 CHUNK_SIZE = 2000
 _DAY_SECONDS = 86400.0
+_LN2 = math.log(2)
 # History rows go in with executemany: the ORM's bulk_create spent most of a
 # 100k-memory run preparing model instances.
 _HISTORY_SQL = (
@@ -62,7 +64,20 @@ def age_days(last_seen_at: datetime, now: datetime) -> float:
 def decay(last_seen_at: datetime, scope: str, now: datetime | None = None) -> float:
     """exp(-ln 2 * age_days / half_life): 1.0 when just seen, 0.5 one half-life later."""
     now = timezone.now() if now is None else now
-    return math.exp(-math.log(2) * age_days(last_seen_at, now) / half_life_days(scope))
+    return math.exp(-_LN2 * age_days(last_seen_at, now) / half_life_days(scope))
+
+
+def decays(seen_and_scope: Iterable[tuple[datetime, str]], now: datetime) -> list[float]:
+    """``decay`` of many memories, the very same floats, without a call per memory
+    (recall scores ~70 candidates a query)."""
+    half_life: dict[str, float] = {}
+    out = []
+    for seen, scope in seen_and_scope:
+        if scope not in half_life:
+            half_life[scope] = half_life_days(scope)
+        age = max(0.0, (now - seen).total_seconds() / _DAY_SECONDS)
+        out.append(math.exp(-_LN2 * age / half_life[scope]))
+    return out
 
 
 def stale_cutoff(scope: str, now: datetime) -> datetime | None:
