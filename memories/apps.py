@@ -5,3 +5,7 @@ from django.apps import AppConfig
 
 class MemoriesConfig(AppConfig):
     name = "memories"
+
+    def ready(self) -> None:
+        # Registers the tasks that lower layers enqueue by name (spaceduck.queue.enqueue).
+        from memories import tasks  # noqa: F401

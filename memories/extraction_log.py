@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from memories.extraction.runner import enqueue_extraction
 from memories.models import Extraction
 from memories.positions import Position
 from spaceduck.errors import Conflict, NotFound
@@ -306,13 +307,6 @@ def extraction_retry(*, extraction_id: int, actor: str) -> Extraction:
         )
         if not queued:
             raise Conflict(f"extraction {extraction_id} was retried meanwhile")
-        transaction.on_commit(lambda: _enqueue(record.pk))
+        transaction.on_commit(lambda: enqueue_extraction(record.pk))
     record.refresh_from_db()
     return record
-
-
-def _enqueue(extraction_id: int) -> None:
-    # The one way a record reaches the worker (ingest and recovery enqueue it so too).
-    from memories.tasks import extract_message  # tasks imports the runner, which imports dedup
-
-    extract_message(extraction_id)

@@ -15,9 +15,10 @@ from typing import Any
 from django.db import transaction
 
 from memories.dedup import WriteContext, commit_candidate
-from memories.extraction import gate
+from memories.extraction import firewall, gate
 from memories.extraction.guard import strip_recalled
-from memories.extraction.pipeline import MAX_CONTEXT_CHARS, candidate_rejection, context_rejection
+from memories.extraction.pipeline import MAX_CONTEXT_CHARS
+from memories.extraction.runner import enqueue_extraction
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole
 from memories.services import message_draft, message_write_with
@@ -64,14 +65,8 @@ def message_ingest(
         # message (one statement on PostgreSQL).
         message, record = message_write_with(draft, extraction if extracted else None)
         if record is not None:
-            transaction.on_commit(lambda: _enqueue(record.pk))
+            transaction.on_commit(lambda: enqueue_extraction(record.pk))
     return Ingested(message, record)
-
-
-def _enqueue(extraction_id: int) -> None:
-    from memories.tasks import extract_message  # the task module imports this one
-
-    extract_message(extraction_id)
 
 
 def memory_write(
@@ -123,7 +118,7 @@ def memory_write(
 def context_check(context: str, *, task_id: str = "", skill_id: str = "") -> str:
     """``context`` as a direct write stores it (recalled blocks stripped, as the runner
     strips them), or InvalidInput: over MAX_CONTEXT_CHARS, not valid text, an injection
-    or a credential (``pipeline.context_rejection``)."""
+    or a credential (``firewall.screen_context``)."""
     check_text(context, field="context")
     if len(context) > MAX_CONTEXT_CHARS:
         raise InvalidInput(
@@ -135,7 +130,7 @@ def context_check(context: str, *, task_id: str = "", skill_id: str = "") -> str
     source = Source(
         role="user", text=context, source_type="api", task_id=task_id, skill_id=skill_id
     )
-    reason = context_rejection(context, source)
+    reason = firewall.screen_context(context, source)
     if reason is not None:
         raise InvalidInput(f"context rejected: {reason}; nothing was stored")
     return strip_recalled(context).strip()
@@ -161,7 +156,7 @@ def memory_write_check(
     accepted, rejected = gate.validate([candidate])
     if rejected:
         return rejected[0]
-    reason = candidate_rejection(accepted[0], source)
+    reason = firewall.screen(accepted[0], source)
     if reason is not None:
         return Verdict(candidate, "rejected", reason)
     return None

@@ -18,7 +18,7 @@ from django.utils import timezone
 from memories import vector_index
 from memories.dedup import LIVE, open_contradictions
 from memories.extraction.claims import claim_of, stored_value
-from memories.extraction.secrets import secret_reason
+from memories.extraction.firewall import screen_texts
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.services import content_hash, embedding_text, memory_history_record
 from spaceduck.errors import InvalidInput, PermissionDenied
@@ -253,8 +253,8 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
     # The lengths every front end shares (spaceduck.limits): the API's schema says them,
     # and the dashboard, the admin, the CLI and spaceduck.store get the same refusal here.
     check_memory_fields(changes)
-    # The same firewall as every other write (guard.check): an edit may not smuggle a credential in.
-    secret = secret_reason(
+    # The same firewall as every other write: an edit may not smuggle a credential in.
+    secret = screen_texts(
         *(str(changes[name]) for name in ("title", "content", "summary") if changes.get(name))
     )
     if secret is not None:

@@ -51,9 +51,7 @@ from memories.selectors import memory_rows, message_neighbours, written_around
 from memories.staleness import decays, reactivate
 from spaceduck import runtime
 from spaceduck.db.fast import ReadPlan, read_plan
-from spaceduck.fts import MAX_TERMS, index_words
 from spaceduck.providers import get_embedder, query_vector
-from spaceduck.stemming import stem
 
 RRF_K = 60
 SCOPE_BOOST = {"thread": 1.5, "project": 1.2, "global": 1.0}
@@ -170,46 +168,8 @@ class RecallHit:
         return e.keyword_rank is None and (e.cosine is None or e.cosine < WEAK_COSINE)
 
 
-# Function words that carry no topic: dropped from the keyword query (when
-# anything else is left), so BM25 ranks on the words that matter and a question
-# like "What did she say about the move?" does not match every row.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers herself him himself his how i if in
-    into is it its itself just me more most my myself no nor not of off on once only or
-    other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves s t d ll m re ve
-    """.split()  # noqa: SIM905 (a word list reads better as text)
-)
-
-
-def keyword_terms(text: str) -> list[tuple[str, bool]]:
-    """The query's terms for the keyword list as (term, is_prefix), de-duplicated in order.
-
-    Words are the keyword index's words (runs of letters/digits, case and
-    diacritics folded, so "Caroline's" is "caroline" + "s"); stopwords are
-    dropped unless nothing else is left; each word becomes its stem, as the index
-    stores it (``spaceduck.stemming``): "painting" finds "paints" and "painted",
-    "met" finds "meeting".
-
-    Stems are matched exactly, never as prefixes: the stemmer already joins a word's
-    inflections, while a stem's prefix matches unrelated words ("car" would find
-    "card" and "career") and makes FTS5 read the postings of every term it starts.
-    Recall queries are whole sentences, not words being typed, so an unfinished last
-    word is not a case to serve.
-    """
-    words = list(dict.fromkeys(index_words(text)))
-    content = [w for w in words if w not in STOPWORDS]
-    terms = dict.fromkeys(stem(word) for word in content or words)
-    return [(term, False) for term in terms][:MAX_TERMS]
-
-
 def keyword_list(namespace: str, text: str, limit: int) -> list[tuple[int, float]]:
-    return keyword_index.search(namespace, keyword_terms(text), limit)
+    return keyword_index.search(namespace, keyword_index.keyword_terms(text), limit)
 
 
 def vector_list(query: RecallQuery, limit: int) -> list[tuple[int, float]]:

@@ -39,6 +39,7 @@ from spaceduck.errors import Conflict, InvalidInput
 from spaceduck.models import VectorIndexState
 from spaceduck.providers import Embedder, embedder_for, get_embedder
 from spaceduck.providers.embeddings.base import Fingerprint
+from spaceduck.queue import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -151,14 +152,8 @@ def reembed_start(*, provider: str, model: str, dimensions: int | None, actor: s
             dimensions=target.dimensions,
             started_by=actor,
         )
-        transaction.on_commit(lambda: _enqueue(job.pk))
+        transaction.on_commit(lambda: enqueue("reembed_index", job.pk))
     return job
-
-
-def _enqueue(job_id: int) -> None:
-    from memories.tasks import reembed_index
-
-    reembed_index(job_id)
 
 
 # --- Running ------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memories import keyword_index
 from memories.dates import date_match, query_dates
 from memories.extraction.sentences import split_sentences
 from spaceduck.fts import index_terms
@@ -160,9 +161,7 @@ class Pool:
 
 
 def query_evidence(text: str, now: datetime) -> QueryEvidence:
-    from memories.recall import keyword_terms
-
-    terms = frozenset(term for term, _ in keyword_terms(text))
+    terms = frozenset(term for term, _ in keyword_index.keyword_terms(text))
     names = [w for name in _NAME.findall(text) for w in index_terms(name)]
     subject = names[0] if names else None
     return QueryEvidence(terms, frozenset(names), query_dates(text, now), subject)

@@ -17,7 +17,7 @@ from django.db.models import JSONField, Model, Value
 from django.utils import timezone
 
 from memories import vector_index
-from memories.extraction.secrets import redact_value
+from memories.extraction.firewall import redacted
 from memories.models import (
     Extraction,
     Fact,
@@ -323,7 +323,7 @@ def message_draft(
     if stored is None:
         raise InvalidInput("message content must be text or a JSON value other than null")
     if settings.REDACT_SECRETS:
-        stored, _shapes = redact_value(stored)
+        stored, _shapes = redacted(stored)
     # The limit also bounds the worker's extraction time per message.
     check_size(
         json_size(stored),
@@ -564,7 +564,7 @@ def _redact_rows(model: Any, column: str, batch: int, dry_run: bool, on_batch: A
             return changed
         with transaction.atomic():
             for pk, value in page:
-                clean, shapes = redact_value(value)
+                clean, shapes = redacted(value)
                 if shapes:
                     changed += 1
                     if not dry_run:

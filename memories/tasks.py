@@ -13,8 +13,10 @@ from memories.compaction import run_compaction, run_ttl_gc
 from memories.extraction.runner import retry_delay, run_extraction
 from memories.reembed import run_reembed
 from memories.staleness import mark_stale
+from spaceduck.queue import queued
 
 
+@queued("extract_message")
 @db_task()
 def extract_message(extraction_id: int) -> None:
     """Run one attempt; on a provider failure schedule the next with backoff.
@@ -30,6 +32,7 @@ def extract_message(extraction_id: int) -> None:
         extract_message.schedule((extraction_id,), delay=delay)
 
 
+@queued("reembed_index")
 @db_task()
 @lock_task("reembed")
 def reembed_index(job_id: int) -> None:

@@ -3,7 +3,7 @@
 ``stem`` is the one place a word becomes its index term, used both when a memory is
 indexed (``spaceduck.fts.index_terms``, called by the index's triggers through
 ``spaceduck_terms``) and when a recall query is turned into terms
-(``memories.recall.keyword_terms``), so "dogs" finds "dog", "hiking" finds "hiked"
+(``memories.keyword_index.keyword_terms``), so "dogs" finds "dog", "hiking" finds "hiked"
 and "painting" finds "paints".
 
 The stemmer is Snowball's English (Porter 2) algorithm through PyStemmer (C). Before

@@ -13,6 +13,6 @@ from spaceduck.checks import raise_on_startup_problems  # noqa: E402
 
 raise_on_startup_problems()
 
-from memories.extraction.pipeline import warm  # noqa: E402
+from memories.extraction.firewall import warm  # noqa: E402
 
 warm()  # the firewall's tables, loaded before the first request rather than during it

@@ -11,7 +11,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from memories import keyword_index
-from memories.recall import keyword_list, keyword_terms
+from memories.keyword_index import keyword_terms
+from memories.recall import keyword_list
 from memories.services import memory_create
 from spaceduck.fts import index_terms, index_words, namespace_key, namespaced_terms
 from spaceduck.stemming import IRREGULAR, stem

@@ -1,19 +1,12 @@
 """The deterministic part of extraction: from one message to the candidates worth keeping.
 
-``propose`` runs every stage that needs no database: the guard's skip rules,
-injection detection on the message, the regex stage, the classifier (LLM or
-heuristic), the steel gate, the guard's per-candidate checks and injection
-detection on each candidate. Every candidate leaves a Verdict, so the
-extraction record can say what happened to each and why. Dedup and
-contradiction handling, which need the database, happen afterwards
-(memories.dedup).
-
-Injection detection sees the message twice: the raw ``source.text`` first, then
-the text left after ``guard.strip_recalled``. The raw check matters because
-stripping ``<system>...</system>`` blocks would otherwise remove the very markers
-that give an attack away ("Ignore all previous instructions. <system>...</system>
-Remember that ..."). Constraints (procedure/constraint) are replayed into every
-prompt, so ``candidate_rejection`` checks them in strict mode whatever the source.
+``propose`` runs every stage that needs no database: the guard's skip rules, the
+firewall on the message as a whole, the regex stage, the classifier (LLM or
+heuristic), the steel gate and the firewall on each candidate
+(memories.extraction.firewall: guard, secrets, reported text, injection, in that
+order). Every candidate leaves a Verdict, so the extraction record can say what
+happened to each and why. Dedup and contradiction handling, which need the
+database, happen afterwards (memories.dedup).
 """
 
 from __future__ import annotations
@@ -21,20 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from django.conf import settings
 from django.utils import timezone
 
-from memories.extraction import clauses, gate, guard, injection, regex, rules, secrets, sentences
+from memories.extraction import clauses, firewall, gate, guard, regex, rules
 from memories.extraction.classify import (
     CLASSIFY_PROMPT,
     CLASSIFY_SCHEMA,
     SCHEMA_NAME,
     candidates_from_json,
 )
-from memories.extraction.reported import doubt_about, only_reported
-from memories.extraction.salient import salient_tokens
+from memories.extraction.reported import doubt_about
 from memories.extraction.spelling import read_chat
-from memories.extraction.types import Candidate, InjectionMode, Source, Verdict
+from memories.extraction.types import Candidate, Source, Verdict
 from spaceduck.failpoints import failpoint
 from spaceduck.providers.chat.base import ChatProvider
 from spaceduck.providers.errors import ProviderError
@@ -163,75 +154,11 @@ def _by_retention(candidates: list[Candidate]) -> tuple[list[Candidate], list[Ve
     return keep, dropped
 
 
-def candidate_mode(candidate: Candidate, source: Source) -> InjectionMode:
-    """Strict for constraints (injected into every prompt) and untrusted sources."""
-    if candidate.kind == "procedure" and candidate.procedure_subtype == "constraint":
-        return "strict"
-    return source.injection_mode
-
-
-def candidate_rejection(candidate: Candidate, source: Source) -> str | None:
-    """The guard's verdict, a secret beside the value in the message, reported text, then
-    injection detection on the candidate's own text."""
-    reason = (
-        guard.check(candidate, source)
-        or secret_nearby(candidate, source)
-        or reported_slot(candidate, source)
-    )
-    if reason is None:
-        text = f"{candidate.title}\n{candidate.content}\n{candidate.summary}"
-        reason = injection_reason(text, source, candidate_mode(candidate, source))
-    return reason
-
-
-def warm() -> None:
-    """Load the firewall's tables now (~1 s and ~50 MB: the verb lexicon, the secret
-    detectors) instead of inside the first message's time. Worker and web server start-up."""
-    sentences.warm()
-    secrets.find_secret("password: warm-up-4821")
-
-
-_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?](?=\s|$)|\n|$)")
-
-
-def secret_nearby(candidate: Candidate, source: Source) -> str | None:
-    """``secret: <shape> (beside the value)`` when a value the candidate copies sits in a
-    sentence of the message that holds a credential: "Social security number: 219-09-9999"
-    is no phone number and "mongodb://ana:pw@db.local" no email address, whichever stage or
-    model read them that way, even though the copied value alone looks harmless."""
-    text = source.text
-    folded = text.casefold()
-    for token in salient_tokens(candidate.content):
-        at = folded.find(token)
-        if at < 0:
-            continue
-        for sentence in _SENTENCE.finditer(text):
-            if sentence.start() <= at < max(sentence.end(), sentence.start() + 1):
-                shape = secrets.find_secret(sentence.group())
-                if shape is not None:
-                    return f"secret: {shape} (beside the value)"
-                break
-    return None
-
-
-def reported_slot(candidate: Candidate, source: Source) -> str | None:
-    """``reported_text`` for an identity slot whose value the message only quotes, tells as
-    fiction, asks to translate or takes back (memories.extraction.reported), whichever
-    stage or model proposed it."""
-    if not candidate.slot:
-        return None
-    text = source.text
-    values = [t for t in salient_tokens(candidate.content) if t in text.casefold()]
-    if values and all(only_reported(text, value) for value in values):
-        return "reported_text"
-    return None
-
-
 def _guarded(candidates: list[Candidate], source: Source) -> tuple[list[Candidate], list[Verdict]]:
     keep: list[Candidate] = []
     verdicts: list[Verdict] = []
     for candidate in candidates:
-        reason = candidate_rejection(candidate, source)
+        reason = firewall.screen(candidate, source)
         if reason is None:
             keep.append(candidate)
         else:
@@ -239,35 +166,10 @@ def _guarded(candidates: list[Candidate], source: Source) -> tuple[list[Candidat
     return keep, verdicts
 
 
-def injection_reason(text: str, source: Source, mode: InjectionMode | None = None) -> str | None:
-    """``"injection (<mode> mode): <families>"`` when ``text`` is an attack, else None."""
-    mode = mode or source.injection_mode
-    families = injection.detect(text, mode, settings.INJECTION_PATTERNS)
-    if not families:
-        return None
-    return f"injection ({mode} mode): {', '.join(families)}"
-
-
 # Memory.context: what a memory answers or continues (the turn before, then the message
 # itself). Keyword-searched, not embedded. The extraction runner cuts it to this length;
 # a direct write (POST /api/memories) longer than this is refused.
 MAX_CONTEXT_CHARS = 2_000
-
-
-def context_rejection(context: str, source: Source) -> str | None:
-    """Why ``context``, given with a direct write, may not be stored as Memory.context; None
-    when it may (after ``guard.strip_recalled``, as the runner strips what it stores).
-
-    The firewall a message passes before its text becomes a memory's context: injection
-    detection on the raw text, then on the text left after stripping recalled blocks, in the
-    source's mode (``propose``); and, as for every stored text, no credential
-    (``secrets.secret_reason``: context comes back with every recalled memory).
-    """
-    reason = injection_reason(context, source)
-    stripped = guard.strip_recalled(context)
-    if reason is None and stripped != context:
-        reason = injection_reason(stripped, source)
-    return reason or secrets.secret_reason(stripped)
 
 
 def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
@@ -302,7 +204,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     skip = guard.skip_reason(source)
     if skip == "empty" and source.text.strip():
         # Nothing but recalled/<system> blocks: nothing to learn, but say so if it was an attack.
-        reason = injection_reason(source.text, source)
+        reason = firewall.screen_message(source)
         if reason is not None:
             return [], _rejected([Candidate(kind="", content="")], reason)
     if skip is not None:
@@ -321,9 +223,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
         merged = clauses.refine(merged + clauses.propose(text, merged, timezone.now()))
     candidates, dropped = _by_retention(merged)
     verdicts += dropped
-    reason = injection_reason(source.text, source)
-    if reason is None and text != source.text:
-        reason = injection_reason(text, source)
+    reason = firewall.screen_message(source)
     if reason is not None:
         # Refused as a whole: the record says why even when no candidate was proposed.
         refused = candidates or [Candidate(kind="", content="")]

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memories.extraction.runner import enqueue_extraction
 from memories.models import Extraction
 from spaceduck import runtime
 
@@ -92,8 +93,6 @@ def _lost(attempt: int) -> dict[str, object]:
 def _enqueue_missing(done: Recovered) -> None:
     """Queued records that are due but in no queue (lost with a queue file, or queued
     while the worker was away and the task never written): enqueue them again."""
-    from memories.tasks import extract_message  # tasks imports the runner, which imports us
-
     grace = timezone.now() - timedelta(seconds=settings.EXTRACTION_LEASE_SECONDS)
     cutoff = connection.ops.adapt_datetimefield_value(grace)
     with connection.cursor() as cursor:
@@ -104,7 +103,7 @@ def _enqueue_missing(done: Recovered) -> None:
     waiting = _queued_extraction_ids()
     for extraction_id in due:
         if extraction_id not in waiting:
-            extract_message(extraction_id)
+            enqueue_extraction(extraction_id)
             done.enqueued.append(extraction_id)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -30,7 +29,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from memories.dedup import WriteContext, commit_candidate
-from memories.extraction import secrets
+from memories.extraction import firewall
 from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
@@ -41,6 +40,7 @@ from spaceduck import runtime
 from spaceduck.db.fast import hot_cursor, read_plan
 from spaceduck.failpoints import failpoint
 from spaceduck.providers import ProviderError, get_chat, get_embedder
+from spaceduck.queue import enqueue
 from spaceduck.worker import worker_id
 
 logger = logging.getLogger(__name__)
@@ -241,22 +241,15 @@ def learnt_from(message: Message, source: Source, previous: Any = _UNREAD) -> st
         previous = previous_message_content(message)
     before = strip_recalled(text_of(previous)) if previous is not None else ""
     own = strip_recalled(source.text)
-    parts = (_without_secrets(before.strip()), _without_secrets(own.strip()))
+    parts = (firewall.without_secrets(before.strip()), firewall.without_secrets(own.strip()))
     text = " ".join(part for part in parts if part)
     return text[:MAX_CONTEXT_CHARS]
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-
-
-def _without_secrets(text: str) -> str:
-    """``text`` without the sentences that hold a credential. A message's other facts are
-    still stored, each with the message as context: a password said beside them must not
-    come along (context comes back with every recalled memory)."""
-    if secrets.secret_reason(text) is None:
-        return text
-    kept = " ".join(s for s in _SENTENCE_END.split(text) if secrets.secret_reason(s) is None)
-    return "" if secrets.secret_reason(kept) else kept
+def enqueue_extraction(extraction_id: int) -> None:
+    """The one way a queued record reaches the worker (ingest, a retry from the log and
+    recovery all send it so): the task ``memories.tasks.extract_message``, by name."""
+    enqueue("extract_message", extraction_id)
 
 
 def run_extraction(extraction_id: int) -> Extraction | None:

@@ -289,7 +289,7 @@ def wait_done(count: int, timeout: float = 1800) -> None:
 def child(size: int, count: int, seed: int, workers: list[int]) -> None:
     setup_child_django()
     from memories import keyword_index, vector_index
-    from memories.extraction.pipeline import warm
+    from memories.extraction.firewall import warm
     from spaceduck.providers import get_embedder
 
     embedder = get_embedder()

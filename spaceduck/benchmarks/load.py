@@ -88,11 +88,12 @@ def _namespaces(count: int) -> list[str]:
 
 
 def _seed(memories: int, namespaces: list[str], seed: int) -> None:
-    from spaceduck.benchmarks.recall import _insert, _texts
+    from spaceduck.benchmarks.recall import _insert
+    from spaceduck.benchmarks.vectors import texts_of
     from spaceduck.providers import get_embedder
 
     rng = np.random.default_rng(seed)
-    texts = _texts(rng, memories, 6, 16)
+    texts = texts_of(rng, memories, 6, 16)
     vectors = get_embedder().embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
     _insert(texts, vectors, lambda i: namespaces[i % len(namespaces)])
     from memories import keyword_index

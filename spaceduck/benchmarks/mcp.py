@@ -138,12 +138,12 @@ def child_main(config: dict[str, Any]) -> None:
     from django.db import connection
 
     from spaceduck.benchmarks.load import _free_port, _seed, _setup, _start_server
-    from spaceduck.benchmarks.recall import _words
+    from spaceduck.benchmarks.vectors import words_of
 
     rng = np.random.default_rng(config["seed"])
     _seed(config["memories"], [NAMESPACE], config["seed"])
     secret, _ = _setup([NAMESPACE])
-    queries = [" ".join(_words(rng, 4)) for _ in range(WARM_UP + config["calls"])]
+    queries = [" ".join(words_of(rng, 4)) for _ in range(WARM_UP + config["calls"])]
     rest_port, mcp_port = _free_port(), _free_port()
     server = _start_server(rest_port)
     mcp_http = _start_mcp_http(mcp_port)

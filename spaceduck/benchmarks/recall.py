@@ -34,11 +34,11 @@ from spaceduck.benchmarks.vectors import (
     copy_vectors,
     drop_hnsw,
     embedded,
+    texts_of,
 )
 
 BENCH_NAMESPACE = "user:bench"
 INSERT_BATCH = 2_000
-VOCABULARY = 5_000
 EMBED_ROUNDS = 20
 _VEC_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
 
@@ -75,18 +75,6 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
 
 
 # --- The child ------------------------------------------------------------------------
-
-
-def _words(rng: np.random.Generator, count: int) -> list[str]:
-    """``count`` words from a Zipf-like vocabulary: a few common, most rare."""
-    ranks = np.minimum(rng.zipf(1.3, size=count), VOCABULARY) - 1
-    return [f"w{int(rank):04d}" for rank in ranks]
-
-
-def _texts(rng: np.random.Generator, count: int, low: int, high: int) -> list[str]:
-    lengths = rng.integers(low, high + 1, size=count)
-    words = iter(_words(rng, int(lengths.sum())))
-    return [" ".join(next(words) for _ in range(int(n))) for n in lengths]
 
 
 def _insert(texts: list[str], vectors: np.ndarray, namespace_of: Any) -> None:
@@ -132,17 +120,17 @@ def child_main(
     dims = vector_index.table_dimensions() or 384
     rng = np.random.default_rng(seed)
     if embed:  # the texts' own (hash) vectors
-        bench_texts = _texts(rng, size, 6, 16)
+        bench_texts = texts_of(rng, size, 6, 16)
         matrix = embedded(bench_texts)
     else:
         matrix = np.ascontiguousarray(_unit_rows(rng, size, dims))
-        bench_texts = _texts(rng, size, 6, 16)
+        bench_texts = texts_of(rng, size, 6, 16)
     if postgres:
         drop_hnsw()  # built once after the load, as an operator would for a bulk import
     started = time.perf_counter()
     _insert(bench_texts, matrix, lambda _: BENCH_NAMESPACE)
     del bench_texts
-    other_texts = _texts(rng, others, 6, 16)
+    other_texts = texts_of(rng, others, 6, 16)
     other_rows = embedded(other_texts) if embed else _unit_rows(rng, others, dims)
     _insert(other_texts, other_rows, lambda i: f"user:other-{i % spread:04d}")
     build_s = time.perf_counter() - started
@@ -153,14 +141,14 @@ def child_main(
     merge_s = time.perf_counter() - started
     hnsw_s = build_hnsw_s() if postgres else 0.0
     if embed:
-        texts = _texts(rng, max(1, queries), 2, 5)
+        texts = texts_of(rng, max(1, queries), 2, 5)
         asked = embedded(texts)
     else:
         asked = _unit_rows(rng, max(1, queries), dims)
     columns = np.ascontiguousarray(matrix.T)  # the baseline's layout, see _numpy_top_k
     del matrix
     if not embed:
-        texts = _texts(rng, len(asked), 2, 5)
+        texts = texts_of(rng, len(asked), 2, 5)
     k = vector_depth(top_k)  # what recall asks of the vector list
 
     print(

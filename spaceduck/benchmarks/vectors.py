@@ -26,6 +26,7 @@ from spaceduck.benchmarks.scratch import Writer, run_child, setup_child_django
 BENCH_NAMESPACE = "user:bench"
 LOAD_ROUNDS = 3
 INSERT_BATCH = 5_000
+VOCABULARY = 5_000  # the synthetic texts' words: a few common, most rare
 _INSERT_SQL = "INSERT INTO memories_vec(memory_id, namespace, embedding) VALUES (%s, %s, %s)"
 _PUBLIC_LOAD_SQL = "SELECT memory_id, embedding FROM memories_vec WHERE namespace = %s"
 _PG_PUBLIC_LOAD_SQL = (
@@ -217,11 +218,21 @@ def embedded(texts: list[str]) -> np.ndarray:
     return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
 
 
+def words_of(rng: np.random.Generator, count: int) -> list[str]:
+    """``count`` words from a Zipf-like vocabulary: a few common, most rare."""
+    ranks = np.minimum(rng.zipf(1.3, size=count), VOCABULARY) - 1
+    return [f"w{int(rank):04d}" for rank in ranks]
+
+
+def texts_of(rng: np.random.Generator, count: int, low: int, high: int) -> list[str]:
+    lengths = rng.integers(low, high + 1, size=count)
+    words = iter(words_of(rng, int(lengths.sum())))
+    return [" ".join(next(words) for _ in range(int(n))) for n in lengths]
+
+
 def _text_rows(rng: np.random.Generator, count: int, low: int, high: int) -> np.ndarray:
     """The hash embedder's unit vectors of ``count`` Zipf-worded sentences (bench recall's)."""
-    from spaceduck.benchmarks.recall import _texts
-
-    return embedded(_texts(rng, count, low, high))
+    return embedded(texts_of(rng, count, low, high))
 
 
 def _same_answer(

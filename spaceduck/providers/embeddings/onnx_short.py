@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from spaceduck.providers.embeddings.local import Layer, Model
+    from spaceduck.providers.embeddings.weights import Layer, Model
 
 OPSET = 18  # LayerNormalization is a standard operator from opset 17 on
 IR_VERSION = 9  # what onnxruntime >= 1.15 reads

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from memories.extraction.pipeline import candidate_rejection, propose
+from memories.extraction.firewall import screen as candidate_rejection
+from memories.extraction.pipeline import propose
 from memories.extraction.types import Candidate, Source
 from spaceduck.providers import get_chat
 from tests.fakes.scripted_chat import ScriptedModel, memory_item
