@@ -1,0 +1,104 @@
+"""The import graph of the project's own modules has no circle (issue "The house shows the
+flow"): a module never imports, even lazily or for type checking only, a module that
+imports it back, however long the way round. Read from the source with ``ast``: nothing
+is imported or run."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("memories", "notes", "spaceduck")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" not in path.parts:
+                found[_module_name(path)] = path
+    return found
+
+
+def _imported(node: ast.AST, here: str, is_package: bool) -> list[str]:
+    """The modules an import statement names (``from a import b`` may name a.b or a)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = node.module or ""
+    if node.level:
+        anchor = here.split(".")
+        anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+        base = ".".join([*anchor, base] if base else anchor)
+    return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(tree):
+            for target in _imported(node, name, is_package):
+                if target in modules and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_project_has_no_import_circle() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_a_circle_is_found_when_there_is_one() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_reads_lazy_and_relative_imports() -> None:
+    graph = import_graph()
+    assert "memories.tasks" in graph["memories.apps"]  # imported inside ready()
+    assert "memories.extraction.firewall" in graph["memories.extraction.pipeline"]
