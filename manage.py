@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import sys
 
-from spaceduck.blas import SERVING_COMMANDS, one_thread
+from spaceduck.core.blas import SERVING_COMMANDS, one_thread
 
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spaceduck.settings")
     if sys.argv[1:2] and sys.argv[1] in SERVING_COMMANDS:
-        one_thread(os.environ)  # before numpy is imported (spaceduck/blas.py says why)
+        one_thread(os.environ)  # before numpy is imported (spaceduck/core/blas.py says why)
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 

@@ -10,7 +10,7 @@
 - Thread: view, and delete with its messages (``delete_thread``). Messages are
   written by agents through the API: view, and delete (``delete_messages``).
 - Conflict (the conflict inbox): decided on its page or with the replace / keep both
-  actions, through ``memories.conflicts`` as the dashboard and the API do.
+  actions, through ``memories.write.conflicts`` as the dashboard and the API do.
 - History, extractions and maintenance runs are records: view only.
 """
 
@@ -36,7 +36,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.text import Truncator
 
-from memories import conflicts, lifecycle, selectors, services
 from memories.extraction.types import (
     CONFIDENCE,
     IMPORTANCE,
@@ -45,7 +44,6 @@ from memories.extraction.types import (
     candidate_from_api,
     score,
 )
-from memories.ingest import memory_write, memory_write_check
 from memories.models import (
     Conflict,
     Extraction,
@@ -60,6 +58,9 @@ from memories.models import (
     ReembedJob,
     Thread,
 )
+from memories.store import selectors
+from memories.write import conflicts, lifecycle, services
+from memories.write.ingest import memory_write, memory_write_check
 from spaceduck.admin import (
     NamespaceListFilter,
     ReadOnlyAdmin,
@@ -71,9 +72,9 @@ from spaceduck.admin import (
     split_list,
     staff_actor,
 )
-from spaceduck.errors import InvalidInput, ServiceError
-from spaceduck.limits import check_size, json_size, limit_memory_form
-from spaceduck.providers import ProviderError
+from spaceduck.core.errors import InvalidInput, ServiceError
+from spaceduck.core.limits import check_size, json_size, limit_memory_form
+from spaceduck.core.providers import ProviderError
 
 PREVIEW_CHARS = 120
 HISTORY_SHOWN = 20
@@ -796,7 +797,7 @@ class ExtractionAdmin(ReadOnlyAdmin):
 
 @admin.register(ReembedJob)
 class ReembedJobAdmin(ReadOnlyAdmin):
-    """Started and followed on Settings > Memory (memories.reembed); a record here."""
+    """Started and followed on Settings > Memory (memories.upkeep.reembed); a record here."""
 
     list_display = ("created_at", "provider", "model", "dimensions", "status", "done", "total")
     list_filter = ("status",)

@@ -7,5 +7,5 @@ class MemoriesConfig(AppConfig):
     name = "memories"
 
     def ready(self) -> None:
-        # Registers the tasks that lower layers enqueue by name (spaceduck.queue.enqueue).
+        # Registers the tasks that lower layers enqueue by name (spaceduck.core.queue.enqueue).
         from memories import tasks  # noqa: F401

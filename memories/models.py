@@ -237,7 +237,7 @@ class MemoryEvent(models.Model):
         ordering: ClassVar = ["created_at", "id"]
         indexes: ClassVar = [
             # A namespace's history: counted on a person's page and deleted by an erase
-            # (spaceduck.erasure); without it both scanned every event (17 ms at 200k).
+            # (spaceduck.ops.erasure); without it both scanned every event (17 ms at 200k).
             models.Index(fields=["namespace"], name="memoryevent_ns_idx"),
         ]
 
@@ -349,7 +349,7 @@ class Conflict(models.Model):
     """Two memories the engine would not decide between on its own: the conflict inbox.
 
     ``new`` waits as a candidate beside ``old`` (live) until a person replaces the old one
-    with it, keeps both, or edits them into one (``memories.conflicts``).
+    with it, keeps both, or edits them into one (``memories.write.conflicts``).
     """
 
     class Status(models.TextChoices):

@@ -8,12 +8,12 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
-from memories import keyword_index, vector_index
-from memories.compaction import run_compaction, run_ttl_gc
-from memories.extraction.runner import retry_delay, run_extraction
-from memories.reembed import run_reembed
-from memories.staleness import mark_stale
-from spaceduck.queue import queued
+from memories.store import keyword_index, vector_index
+from memories.upkeep.compaction import run_compaction, run_ttl_gc
+from memories.upkeep.reembed import run_reembed
+from memories.upkeep.staleness import mark_stale
+from memories.write.runner import retry_delay, run_extraction
+from spaceduck.core.queue import queued
 
 
 @queued("extract_message")
@@ -37,7 +37,7 @@ def extract_message(extraction_id: int) -> None:
 @lock_task("reembed")
 def reembed_index(job_id: int) -> None:
     """Settings > Memory > Embeddings: every memory's vector from the new embedder, then the
-    switch (memories.reembed). One at a time: the lock keeps a second worker out."""
+    switch (memories.upkeep.reembed). One at a time: the lock keeps a second worker out."""
     run_reembed(job_id)
 
 

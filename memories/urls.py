@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from memories.views import (
+from memories.web.views import (
     conflicts,
     context_preview,
     extractions,

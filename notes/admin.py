@@ -32,8 +32,8 @@ from spaceduck.admin import (
     split_list,
     staff_actor,
 )
-from spaceduck.errors import InvalidInput, ServiceError
-from spaceduck.namespaces import NAMESPACE_KINDS
+from spaceduck.core.errors import InvalidInput, ServiceError
+from spaceduck.core.namespaces import NAMESPACE_KINDS
 
 PREVIEW_CHARS = 120
 # The add form's fields, in the order a service message names them first.

@@ -19,12 +19,18 @@ from ninja.errors import HttpError
 
 from notes import selectors, services
 from notes.models import Note
-from spaceduck.access import Caller, actor, request_token, require_namespace, require_permission
-from spaceduck.errors import NotFound, error_responses
-from spaceduck.limits import ApiNamespace, choices_pattern, documented
+from spaceduck.core.access import (
+    Caller,
+    actor,
+    request_token,
+    require_namespace,
+    require_permission,
+)
+from spaceduck.core.errors import NotFound, error_responses
+from spaceduck.core.limits import ApiNamespace, choices_pattern, documented
+from spaceduck.core.namespaces import NAMESPACE_KINDS, WHITESPACE
+from spaceduck.core.schemas import OutSchema
 from spaceduck.models import ApiToken
-from spaceduck.namespaces import NAMESPACE_KINDS, WHITESPACE
-from spaceduck.schemas import OutSchema
 
 router = Router(tags=["notes"])
 

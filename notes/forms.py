@@ -12,8 +12,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from notes import selectors, services
-from spaceduck.errors import InvalidInput
-from spaceduck.namespaces import NAMESPACE_KINDS
+from spaceduck.core.errors import InvalidInput
+from spaceduck.core.namespaces import NAMESPACE_KINDS
 
 MAX_QUERY_CHARS = 1000
 # (value, label) of the status select; "accepted" is the read contract's default.

@@ -1,4 +1,4 @@
-"""MCP tools for notes (spaceduck.mcp_server serves them).
+"""MCP tools for notes (spaceduck.ops.mcp_server serves them).
 
 As notes.api, for the MCP session's API token: the approval gate applies, so a
 note from a token without ``approve`` that supersedes other notes is saved as
@@ -15,9 +15,9 @@ from pydantic import Field
 
 from notes import selectors, services
 from notes.api import NoteOut, NoteSearchOut, granted_namespaces, notes_out
-from spaceduck.access import actor, require_permission, resolve_namespace
-from spaceduck.mcp_base import NamespaceArg, current_token, dump, tool_errors
-from spaceduck.namespaces import NAMESPACE_KINDS
+from spaceduck.core.access import actor, require_permission, resolve_namespace
+from spaceduck.core.mcp_base import NamespaceArg, current_token, dump, tool_errors
+from spaceduck.core.namespaces import NAMESPACE_KINDS
 
 NoteId = Annotated[str, Field(min_length=1, max_length=services.MAX_ID_LENGTH)]
 

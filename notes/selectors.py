@@ -22,8 +22,8 @@ from notes.services import (
     check_note_id,
     check_text,
 )
-from spaceduck.errors import InvalidInput, NotFound
-from spaceduck.fts import literal_terms, match_terms
+from spaceduck.core.errors import InvalidInput, NotFound
+from spaceduck.core.fts import literal_terms, match_terms
 
 ANY_STATUS = "any"
 MAX_SEARCH_LIMIT = 200

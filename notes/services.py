@@ -17,9 +17,9 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession, new_uid
-from spaceduck.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from spaceduck.limits import check_json_value, check_size, utf8_size
-from spaceduck.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
+from spaceduck.core.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from spaceduck.core.limits import check_json_value, check_size, utf8_size
+from spaceduck.core.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
 
 STATUSES: tuple[str, ...] = tuple(NoteStatus.values)
 MAX_ID_LENGTH = 128

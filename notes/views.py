@@ -19,9 +19,9 @@ from django.views.decorators.http import require_GET, require_POST
 from notes import selectors, services
 from notes.forms import STATUS_CHOICES, NoteFilterForm
 from notes.models import Note, NoteStatus
-from spaceduck.errors import NotFound, ServiceError
-from spaceduck.namespaces import NAMESPACE_KINDS
-from spaceduck.pages import error_response
+from spaceduck.core.errors import NotFound, ServiceError
+from spaceduck.core.namespaces import NAMESPACE_KINDS
+from spaceduck.core.pages import error_response
 
 DECISIONS = (NoteStatus.ACCEPTED, NoteStatus.REJECTED)
 BROWSER = "notes/browse.html"

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 
+from spaceduck.core.tokens import token_revoke
 from spaceduck.models import (
     PERMISSIONS,
     ApiToken,
@@ -26,7 +27,6 @@ from spaceduck.models import (
     SettingChange,
     VectorIndexState,
 )
-from spaceduck.tokens import token_revoke
 
 # How many distinct namespaces a namespace filter lists (search finds the others).
 NAMESPACE_FILTER_LIMIT = 100
@@ -197,7 +197,7 @@ class TokenPermissionFilter(admin.SimpleListFilter):
 class ApiTokenAdmin(admin.ModelAdmin):
     """View and revoke. Tokens are created on the dashboard's Tokens page or by `manage.py
     token create` (the secret is shown once there); grants are normalised by
-    spaceduck.tokens, so they are not edited here."""
+    spaceduck.core.tokens, so they are not edited here."""
 
     list_display = (
         "name",
@@ -270,7 +270,7 @@ class VectorIndexStateAdmin(ReadOnlyAdmin):
 
 @admin.register(RuntimeSetting)
 class RuntimeSettingAdmin(ReadOnlyAdmin):
-    """Changed only on Settings > Memory (spaceduck.runtime.settings_update), which records
+    """Changed only on Settings > Memory (spaceduck.core.runtime.settings_update), which records
     each change; an edit here would skip that record."""
 
     list_display = ("key", "value", "updated_by", "updated_at")

@@ -8,4 +8,4 @@ class SpaceduckConfig(AppConfig):
     verbose_name = "Service"
 
     def ready(self) -> None:
-        from spaceduck import checks  # noqa: F401  (registers the system checks)
+        from spaceduck.ops import checks  # noqa: F401  (registers the system checks)

@@ -9,6 +9,6 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spaceduck.settings")
 application = get_asgi_application()
 
-from spaceduck.checks import raise_on_startup_problems  # noqa: E402
+from spaceduck.ops.checks import raise_on_startup_problems  # noqa: E402
 
 raise_on_startup_problems()

@@ -122,8 +122,8 @@ class WorkerHeartbeat(models.Model):
 class RuntimeSetting(models.Model):
     """A memory setting changed from the dashboard; it overrides the environment's default.
 
-    Written only through ``spaceduck.runtime.settings_update`` (which records the change);
-    every process reads it through ``spaceduck.runtime.current``.
+    Written only through ``spaceduck.core.runtime.settings_update`` (which records the change);
+    every process reads it through ``spaceduck.core.runtime.current``.
     """
 
     key = models.CharField(max_length=64, primary_key=True)

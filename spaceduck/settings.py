@@ -1,7 +1,7 @@
 """Django settings for spaceduck.
 
 Everything configurable comes from ``SPACEDUCK_*`` environment variables read
-through the typed helpers in :mod:`spaceduck.env`; the README lists them all.
+through the typed helpers in :mod:`spaceduck.core.env`; the README lists them all.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from spaceduck.db.urls import postgres_database
-from spaceduck.env import (
+from spaceduck.core.db.urls import postgres_database
+from spaceduck.core.env import (
     env_bool,
     env_choice,
     env_float,
@@ -23,7 +23,7 @@ from spaceduck.env import (
     env_optional_str,
     env_str,
 )
-from spaceduck.queue import QueueStorage
+from spaceduck.core.queue import QueueStorage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("SPACEDUCK_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -97,7 +97,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "memories.context_processors.review_counts",
+                "memories.web.context_processors.review_counts",
                 "notes.context_processors.review_counts",
             ],
         },
@@ -110,7 +110,7 @@ DATABASES = {
     "default": {
         # Our backend: Django's SQLite backend on a SQLite build that can load
         # extensions, with sqlite-vec loaded on every connection.
-        "ENGINE": "spaceduck.db.backend",
+        "ENGINE": "spaceduck.core.db.backend",
         "NAME": str(DATABASE_PATH),
         "OPTIONS": {
             # IMMEDIATE takes the write lock at BEGIN, so the web process and
@@ -130,7 +130,7 @@ DATABASES = {
 }
 # SPACEDUCK_DATABASE_URL=postgres://... runs the service on PostgreSQL instead.
 DATABASE_URL = env_optional_str("SPACEDUCK_DATABASE_URL")
-# PostgreSQL: the write path's statements prepared server-side (spaceduck.db.fast.hot_cursor);
+# PostgreSQL: the write path's statements prepared server-side (spaceduck.core.db.fast.hot_cursor);
 # false for a connection pooler in transaction mode that cannot keep prepared statements.
 DATABASE_PREPARE = env_bool("SPACEDUCK_DATABASE_PREPARE", True)
 if DATABASE_URL:
@@ -219,7 +219,7 @@ WEB_TIMEOUT = env_int("SPACEDUCK_WEB_TIMEOUT", 60, minimum=1)
 
 # --- Long-term memory ------------------------------------------------------------
 # These give the defaults; Settings > Memory in the dashboard can override the ones listed in
-# spaceduck.runtime.SPECS, and every process re-reads those overrides this often.
+# spaceduck.core.runtime.SPECS, and every process re-reads those overrides this often.
 SETTINGS_REFRESH_SECONDS = env_float("SPACEDUCK_SETTINGS_REFRESH_SECONDS", 2.0, minimum=0.0)
 MEMORY_ENABLED = env_bool("SPACEDUCK_MEMORY_ENABLED", True)
 # Off: recall is keyword-only (still filtered and multiplied).
@@ -263,11 +263,11 @@ CONVERSATION_COMPACTION = env_bool("SPACEDUCK_CONVERSATION_COMPACTION", True)
 # --- Maintenance ---------------------------------------------------------------
 TTL_GC_EVERY_MINUTES = env_int("SPACEDUCK_TTL_GC_EVERY_MINUTES", 5, minimum=1)
 COMPACTION_EVERY_MINUTES = env_int("SPACEDUCK_COMPACTION_EVERY_MINUTES", 60, minimum=1)
-# Merging the keyword index's segments (memories.keyword_index.merge_segments).
+# Merging the keyword index's segments (memories.store.keyword_index.merge_segments).
 KEYWORD_MERGE_EVERY_MINUTES = env_int("SPACEDUCK_KEYWORD_MERGE_EVERY_MINUTES", 30, minimum=1)
 # PostgreSQL only: namespaces with at least this many memories are searched through
 # pgvector's HNSW index (approximate, nothing cached per process); smaller ones through
-# the in-process copy (memories.vector_index: int8 codes, then the best scored exactly).
+# the in-process copy (memories.store.vector_index: int8 codes, then the best scored exactly).
 # ef_search: candidates a query walks. Measured at 1M memories in one namespace (hash
 # vectors of the bench's texts, 200 queries, k=20, share of the exact top 20 reached,
 # ties counted): HNSW 0.877 at ef_search 100 (p50 8 / p95 10 ms), 0.909 at 200 (14 / 18),
@@ -282,7 +282,7 @@ SUMMARIZER_ENABLED = env_bool("SPACEDUCK_SUMMARIZER_ENABLED", False)
 THREAD_MAX_TOKENS = env_optional_int("SPACEDUCK_THREAD_MAX_TOKENS", minimum=0)
 
 # --- Size limits -----------------------------------------------------------------
-# Enforced by the services (API, Python API, CLI and admin alike; spaceduck.limits):
+# Enforced by the services (API, Python API, CLI and admin alike; spaceduck.core.limits):
 # over a limit is a 413 (or 422 where the schema declares it) and nothing is written.
 # Extraction time grows with the message, so MAX_MESSAGE_BYTES also bounds a
 # worker's time per message (~1 s at 64 KiB with the heuristic rules).

@@ -2,13 +2,13 @@
 
 One implementation, three front ends: these functions are the services and
 selectors that the JSON API (``/api/facts``, ``/api/threads``, ``/api/notes``) and
-the CLI (``manage.py memory ...``) call too. Errors are spaceduck.errors
+the CLI (``manage.py memory ...``) call too. Errors are spaceduck.core.errors
 exceptions (InvalidInput, NotFound, Conflict) with messages meant for callers.
 """
 
 from __future__ import annotations
 
-from memories.selectors import (
+from memories.store.selectors import (
     count_messages,
     get_fact,
     get_thread,
@@ -17,7 +17,7 @@ from memories.selectors import (
     list_messages,
     list_threads,
 )
-from memories.services import (
+from memories.write.services import (
     create_thread,
     delete_expired_facts,
     delete_fact,

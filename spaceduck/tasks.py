@@ -18,7 +18,7 @@ _DISTANCE_SQL = {
 def vector_probe() -> dict[str, object]:
     """Prove the worker's own database connection has the vector extension (sqlite-vec or
     pgvector) and computes with it (used by the process tests)."""
-    from spaceduck.health import database_versions
+    from spaceduck.ops.health import database_versions
 
     with connection.cursor() as cursor:
         distance = cursor.execute(_DISTANCE_SQL[connection.vendor]).fetchone()[0]

@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from spaceduck import dashboard
-from spaceduck.api import api
+from spaceduck.ops import dashboard
+from spaceduck.ops.api import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,8 +16,8 @@ urlpatterns = [
     path("", include("memories.urls")),
 ]
 
-# Styled pages with the navigation (JSON under /api/): spaceduck.pages.
-handler400 = "spaceduck.pages.bad_request"
-handler403 = "spaceduck.pages.permission_denied"
-handler404 = "spaceduck.pages.page_not_found"
-handler500 = "spaceduck.pages.server_error"
+# Styled pages with the navigation (JSON under /api/): spaceduck.core.pages.
+handler400 = "spaceduck.core.pages.bad_request"
+handler403 = "spaceduck.core.pages.permission_denied"
+handler404 = "spaceduck.core.pages.page_not_found"
+handler500 = "spaceduck.core.pages.server_error"

@@ -9,7 +9,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spaceduck.settings")
 application = get_wsgi_application()
 
-from spaceduck.checks import raise_on_startup_problems  # noqa: E402
+from spaceduck.ops.checks import raise_on_startup_problems  # noqa: E402
 
 raise_on_startup_problems()
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass  # noqa: E402
 
 from django.test import Client  # noqa: E402
 
-from memories import keyword_index  # noqa: E402
-from spaceduck import runtime  # noqa: E402
-from spaceduck.providers import reset_providers  # noqa: E402
-from spaceduck.tokens import token_create  # noqa: E402
+from memories.store import keyword_index  # noqa: E402
+from spaceduck.core import runtime  # noqa: E402
+from spaceduck.core.providers import reset_providers  # noqa: E402
+from spaceduck.core.tokens import token_create  # noqa: E402
 
 
 @dataclass

@@ -28,7 +28,7 @@ def fresh_database_url() -> str:
 
     import psycopg
 
-    from spaceduck.db.urls import with_database
+    from spaceduck.core.db.urls import with_database
 
     name = f"sd_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(server_url(), autocommit=True) as conn:

@@ -12,9 +12,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from memories.services import memory_create
+from memories.write.services import memory_create
+from spaceduck.core.tokens import InvalidTokenSpec, token_create, token_revoke
 from spaceduck.models import ApiToken
-from spaceduck.tokens import InvalidTokenSpec, token_create, token_revoke
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db

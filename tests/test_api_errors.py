@@ -18,12 +18,12 @@ import pytest
 from django.test import Client
 
 from memories.models import Extraction, Fact, Memory, Message, Thread
-from memories.services import create_thread, memory_create, save_message, set_fact
+from memories.write.services import create_thread, memory_create, save_message, set_fact
 from notes.models import Note
 from spaceduck import store
-from spaceduck.errors import InvalidInput
-from spaceduck.fts import index_words
-from spaceduck.limits import MAX_JSON_DEPTH, MAX_SQL_INT
+from spaceduck.core.errors import InvalidInput
+from spaceduck.core.fts import index_words
+from spaceduck.core.limits import MAX_JSON_DEPTH, MAX_SQL_INT
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db
@@ -505,9 +505,9 @@ def test_an_unexpected_error_is_a_logged_500_json(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the disk is on fire")
 
-    monkeypatch.setattr("memories.selectors.list_facts", boom)
+    monkeypatch.setattr("memories.store.selectors.list_facts", boom)
     client = Client(raise_request_exception=False)
-    with caplog.at_level(logging.ERROR, logger="spaceduck.api"):
+    with caplog.at_level(logging.ERROR, logger="spaceduck.ops.api"):
         response = client.get("/api/facts", {"namespace": "user:alice"}, headers=admin._auth())
     body = assert_json_error(response, 500, "internal error")
     assert "fire" not in body["detail"]  # details stay in the log

@@ -23,11 +23,11 @@ from django.test import override_settings
 from memories.extraction import pipeline
 from memories.extraction.types import Source
 from memories.models import Extraction, Fact, Memory, Message, Thread
-from memories.services import create_thread, memory_create
+from memories.write.services import create_thread, memory_create
 from notes.models import Note
 from spaceduck import store
-from spaceduck.errors import TooLarge
-from spaceduck.providers import get_chat
+from spaceduck.core.errors import TooLarge
+from spaceduck.core.providers import get_chat
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

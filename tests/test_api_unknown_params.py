@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from spaceduck.tokens import token_create
+from spaceduck.core.tokens import token_create
 
 pytestmark = pytest.mark.django_db
 

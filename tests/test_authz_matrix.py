@@ -26,12 +26,12 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from memories.ingest import message_ingest
 from memories.models import Conflict, Extraction, Memory, MemoryStatus
-from memories.services import create_thread, memory_create, set_fact
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, memory_create, set_fact
 from notes.services import enable_note_search, save_note
+from spaceduck.core.tokens import token_create
 from spaceduck.models import ApiToken
-from spaceduck.tokens import token_create
 
 pytestmark = pytest.mark.django_db
 

@@ -14,10 +14,10 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from memories.models import Memory
-from memories.services import memory_create
+from memories.write.services import memory_create
 from notes.services import enable_note_search, save_note
-from spaceduck import backup
-from spaceduck.db.backend.base import load_sqlite_vec
+from spaceduck.core.db.backend.base import load_sqlite_vec
+from spaceduck.ops import backup
 
 
 def open_copy(path: Path) -> sqlean.Connection:

@@ -9,8 +9,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from spaceduck.benchmarks.beliefs import Outcome, holds, score
-from spaceduck.benchmarks.beliefs_corpus import Conversation, conversations
+from spaceduck.ops.benchmarks.beliefs import Outcome, holds, score
+from spaceduck.ops.benchmarks.beliefs_corpus import Conversation, conversations
 
 NUMBER = r"(?:\d+\.\d{3}|-)"
 
@@ -98,7 +98,7 @@ def test_the_held_out_part_cannot_be_read_for_errors() -> None:
 
 @pytest.mark.django_db(transaction=True)  # extraction runs on commit, as in the bench
 def test_a_pair_waiting_in_the_conflict_inbox_is_counted_as_asked() -> None:
-    from spaceduck.benchmarks.beliefs import converse
+    from spaceduck.ops.benchmarks.beliefs import converse
 
     said_twice = Conversation(
         id="asked-0",

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from memories.extraction.types import KINDS, PROCEDURE_SUBTYPES, SLOTS, Candidate
-from spaceduck.benchmarks.extraction import (
+from spaceduck.ops.benchmarks.extraction import (
     CORPUS_DIR,
     DEFAULT_DATA,
     Case,

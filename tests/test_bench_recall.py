@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from spaceduck.benchmarks.locomo import Asked, evidence_ids, session_recall, turn_recall, turns
+from spaceduck.ops.benchmarks.locomo import Asked, evidence_ids, session_recall, turn_recall, turns
 
 NUMBER = r"\d+(\.\d+)?"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spaceduck.blas import SERVING_COMMANDS, VARIABLES, one_thread
+from spaceduck.core.blas import SERVING_COMMANDS, VARIABLES, one_thread
 
 
 def test_one_thread_by_default_for_each_blas_library() -> None:

@@ -61,9 +61,9 @@ def test_it_generates_and_prints_an_admin_password_when_none_is_given(
 
 
 def test_the_demo_user_moving_supersedes_the_demo_location() -> None:
-    from memories.dedup import WriteContext, commit_candidate
     from memories.extraction.types import Candidate
-    from spaceduck.demo import DEMO_NAMESPACE
+    from memories.write.dedup import WriteContext, commit_candidate
+    from spaceduck.ops.demo import DEMO_NAMESPACE
 
     bootstrap()
     london = Memory.objects.get(namespace=DEMO_NAMESPACE, slot="location")

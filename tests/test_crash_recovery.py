@@ -70,8 +70,8 @@ def messages() -> list[str]:
 
 INGEST = """
 import json
-from memories.ingest import message_ingest
-from memories.services import create_thread
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread
 texts = json.loads({texts!r})
 ids = []
 for i, text in enumerate(texts):

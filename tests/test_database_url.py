@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from spaceduck.db.urls import POSTGRES_ENGINE, postgres_database, with_database
+from spaceduck.core.db.urls import POSTGRES_ENGINE, postgres_database, with_database
 from tests.postgres import server_url
 from tests.processes import manage, service_env
 
@@ -80,7 +80,7 @@ def test_the_migrations_run_on_postgresql(tmp_path: Path) -> None:
 def test_a_locale_collation_is_named_as_ordering_unlike_sqlite(
     collation: str, warned: bool
 ) -> None:
-    from spaceduck.checks import collation_problem
+    from spaceduck.ops.checks import collation_problem
 
     problem = collation_problem(collation)
     assert (problem is not None) == warned
@@ -91,7 +91,7 @@ def test_a_locale_collation_is_named_as_ordering_unlike_sqlite(
 def test_the_test_database_sorts_by_bytes(db: None) -> None:
     from django.db import connection
 
-    from spaceduck.checks import check_database_collation
+    from spaceduck.ops.checks import check_database_collation
 
     assert check_database_collation() == []  # SQLite, or the test server's C.UTF-8
     if connection.vendor == "postgresql":

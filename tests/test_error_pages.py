@@ -1,4 +1,4 @@
-"""Dashboard errors (spaceduck.pages): htmx errors go to the flash region and leave the page
+"""Dashboard errors (spaceduck.core.pages): htmx errors go to the flash region and leave the page
 intact; every other error is a styled page with the navigation; /api/ answers JSON."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client, RequestFactory
 
-from memories.services import memory_create
-from spaceduck.pages import server_error
+from memories.write.services import memory_create
+from spaceduck.core.pages import server_error
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from notes.selectors import list_notes
-from spaceduck.tokens import token_create
+from spaceduck.core.tokens import token_create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 EXAMPLE = Path(settings.BASE_DIR) / "examples" / "incident_runbook.py"

@@ -1,4 +1,4 @@
-"""spaceduck.db.fast.read_plan: a hand-written SELECT builds the same instances as the ORM."""
+"""spaceduck.core.db.fast.read_plan: a hand-written SELECT builds the same instances as the ORM."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 
 from memories.models import Memory
-from memories.services import memory_create
-from spaceduck.db.fast import read_plan
+from memories.write.services import memory_create
+from spaceduck.core.db.fast import read_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def test_instances_from_a_plan_equal_orm_reads() -> None:
 
 def test_a_message_from_a_plan_behaves_like_an_orm_read() -> None:
     from memories.models import Message
-    from memories.services import create_thread, save_message
+    from memories.write.services import create_thread, save_message
 
     thread = create_thread("user:alice", "t")
     saved = save_message(thread.pk, "user", {"text": "hi"}, provenance={"k": 1})
@@ -67,8 +67,8 @@ def test_a_message_from_a_plan_behaves_like_an_orm_read() -> None:
 
 def test_a_thread_from_get_thread_equals_an_orm_read() -> None:
     from memories.models import Thread
-    from memories.selectors import get_thread
-    from memories.services import create_thread
+    from memories.store.selectors import get_thread
+    from memories.write.services import create_thread
 
     thread = create_thread("user:alice", "plans")
     built = get_thread(thread.pk)
@@ -82,7 +82,7 @@ def test_a_thread_from_get_thread_equals_an_orm_read() -> None:
 def test_fast_update_writes_what_save_with_update_fields_writes() -> None:
     from django.db import DatabaseError
 
-    from spaceduck.db.fast import fast_update
+    from spaceduck.core.db.fast import fast_update
 
     memory = memory_create(
         namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from spaceduck.fts import literal_terms, match_expression
+from spaceduck.core.fts import literal_terms, match_expression
 
 HOSTILE = [
     "NOT cafe",

@@ -1,7 +1,7 @@
-"""The import graph of the project's own modules has no circle (issue "The house shows the
-flow"): a module never imports, even lazily or for type checking only, a module that
-imports it back, however long the way round. Read from the source with ``ast``: nothing
-is imported or run."""
+"""The import graph of the project's own modules (docs/architecture.md, "Layers"): no
+circle (a module never imports, even lazily or for type checking only, a module that
+imports it back, however long the way round) and no import from a lower layer to a higher
+one. Read from the source with ``ast``: nothing is imported or run."""
 
 from __future__ import annotations
 
@@ -38,6 +38,41 @@ def _imported(node: ast.AST, here: str, is_package: bool) -> list[str]:
         anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
         base = ".".join([*anchor, base] if base else anchor)
     return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+
+
+# Lowest first; a module's layer is that of the longest prefix naming it. What no prefix
+# names is an entry point at the top (settings, urls, wsgi, spaceduck.tasks, commands).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("spaceduck.core", "spaceduck.models", "spaceduck.admin"),  # the kernel: no app
+    ("memories.models", "notes.models"),
+    ("memories.store",),  # shared reads, keyword and vector indexes
+    ("memories.extraction",),  # the stages and the firewall
+    ("memories.write",),  # everything that changes a memory
+    ("memories.upkeep",),  # staleness, compaction, integrity, re-embedding
+    ("memories.recall",),  # recall, second stage, dates, context
+    ("memories", "notes"),  # front ends: web, api, mcp, admin, tasks, urls; the notes app
+    ("spaceduck.ops",),  # what stands on the apps: API root, health, transfer, benchmarks
+)
+TOP = len(LAYERS)
+
+
+def layer_of(module: str) -> int:
+    best, found = -1, TOP
+    for level, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), level
+    return found
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a module to one of a higher layer, as "a -> b"."""
+    return [
+        f"{module} -> {other}"
+        for module in sorted(graph)
+        for other in sorted(graph[module])
+        if layer_of(other) > layer_of(module)
+    ]
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -90,6 +125,23 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_project_has_no_import_circle() -> None:
     assert circles(import_graph()) == []
+
+
+def test_no_import_runs_up_a_layer() -> None:
+    assert upward(import_graph()) == []
+
+
+def test_the_layers_place_modules_as_the_folders_say() -> None:
+    assert layer_of("spaceduck.core.fts") < layer_of("memories.models")
+    assert layer_of("memories.store.vector_index") < layer_of("memories.write.dedup")
+    assert layer_of("memories.write.services") < layer_of("memories.upkeep.staleness")
+    assert layer_of("memories.upkeep.compaction") < layer_of("memories.recall.context")
+    assert layer_of("memories.recall.hybrid") < layer_of("memories.web.views.memory")
+    assert layer_of("memories.api.memories") < layer_of("spaceduck.ops.api")
+    assert layer_of("spaceduck.ops.api") < layer_of("spaceduck.urls")
+    assert upward({"memories.store.selectors": {"memories.write.services"}}) == [
+        "memories.store.selectors -> memories.write.services"
+    ]
 
 
 def test_a_circle_is_found_when_there_is_one() -> None:

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
-from spaceduck.benchmarks.mcp import wait_for_port
+from spaceduck.ops.benchmarks.mcp import wait_for_port
 from tests.processes import (
     MANAGE,
     children_of,
@@ -55,11 +55,11 @@ TOOLS = {
 # Tokens of the deployment, made once per test by a shell in it; printed as JSON.
 SETUP = """
 import json
-from memories.services import create_thread
-from memories.ingest import memory_write
+from memories.write.services import create_thread
+from memories.write.ingest import memory_write
 from memories.extraction.types import candidate_from_api
 from notes.services import enable_note_search
-from spaceduck.tokens import token_create
+from spaceduck.core.tokens import token_create
 enable_note_search("user")
 def make(name, namespaces, perms):
     created = token_create(name=name, namespaces=namespaces, permissions=perms)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from spaceduck.namespaces import InvalidNamespace, Namespace, normalize_namespace
+from spaceduck.core.namespaces import InvalidNamespace, Namespace, normalize_namespace
 
 
 @pytest.mark.parametrize(

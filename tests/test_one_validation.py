@@ -4,7 +4,7 @@ The same over-long inputs go through the JSON API (a token), the dashboard (staf
 and without htmx) and the admin; each refuses them the same way: nothing is stored or
 changed, a 4xx or the admin form's error beside the field, and the message names the
 same limit. The forms carry ``maxlength`` (and tags a hint) from the same limits
-(spaceduck.limits), and the services refuse them too, so no front end can skip them.
+(spaceduck.core.limits), and the services refuse them too, so no front end can skip them.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from memories import lifecycle
 from memories.extraction.types import candidate_from_api
-from memories.ingest import memory_write
 from memories.models import Fact, Memory, MemoryEvent
-from memories.services import memory_create
+from memories.write import lifecycle
+from memories.write.ingest import memory_write
+from memories.write.services import memory_create
 from notes.models import Note
-from spaceduck.errors import InvalidInput
+from spaceduck.core.errors import InvalidInput
 from tests.conftest import Actor
 from tests.memories.test_admin import add_form, change_form
 from tests.memories.test_memory_page import edit_data

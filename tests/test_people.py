@@ -19,18 +19,18 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import Client
 
-from memories import keyword_index, vector_index
-from memories.ingest import message_ingest
 from memories.models import Conflict, Extraction, Fact, Memory, MemoryEvent, Message, Thread
-from memories.recall import RecallQuery, recall
-from memories.services import create_thread, memory_create, set_fact
+from memories.recall.hybrid import RecallQuery, recall
+from memories.store import keyword_index, vector_index
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, memory_create, set_fact
 from notes.models import Note
 from notes.selectors import search_notes
 from notes.services import enable_note_search, save_note
-from spaceduck.erasure import erase_namespace, stored_counts
-from spaceduck.errors import NotFound
+from spaceduck.core.errors import NotFound
 from spaceduck.models import NamespaceErasure
-from spaceduck.people import PAGE
+from spaceduck.ops.erasure import erase_namespace, stored_counts
+from spaceduck.ops.people import PAGE
 from tests.conftest import make_actor
 
 pytestmark = pytest.mark.django_db
@@ -293,7 +293,7 @@ def test_a_warm_vector_cache_forgets_the_erased_namespace(alice_and_bob) -> None
 
 
 def _query_vector(text: str) -> Any:
-    from spaceduck.providers import get_embedder
+    from spaceduck.core.providers import get_embedder
 
     return get_embedder().embed([text])[0]
 
@@ -351,8 +351,8 @@ def test_erase_service_refuses_an_empty_namespace() -> None:
 def test_an_extraction_still_running_stores_nothing_once_its_namespace_is_erased() -> None:
     """The erase and every memory write of the namespace take one lock; a candidate whose
     message went with the erase is refused instead of bringing the namespace back."""
-    from memories.dedup import WriteContext, commit_candidate
     from memories.extraction.types import candidate_from_api
+    from memories.write.dedup import WriteContext, commit_candidate
 
     thread = create_thread(ALICE)
     message = message_ingest(thread.id, "user", "I keep bees.").message

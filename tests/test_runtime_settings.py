@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from memories.extraction.runner import MEMORY_OFF, run_extraction
 from memories.models import Extraction, Memory, Message
-from memories.services import create_thread, memory_create
-from spaceduck import runtime
+from memories.write.runner import MEMORY_OFF, run_extraction
+from memories.write.services import create_thread, memory_create
+from spaceduck.core import runtime
 from spaceduck.models import RuntimeSetting, SettingChange
 from tests.conftest import Actor
 from tests.processes import manage, service_env, start_manage
@@ -244,8 +244,8 @@ def test_another_process_follows_a_change_within_seconds(tmp_path: Path) -> None
 
 WORKER_SEES_OFF = (
     "import json, time; from spaceduck import runtime\n"
-    "from memories.services import create_thread\n"
-    "from memories.ingest import message_ingest\n"
+    "from memories.write.services import create_thread\n"
+    "from memories.write.ingest import message_ingest\n"
     "from memories.models import Extraction, Memory, Message\n"
     "from memories.tasks import extract_message\n"
     "def wait(pk):\n"
@@ -288,7 +288,7 @@ def test_a_running_worker_follows_the_memory_switch_without_a_restart(tmp_path: 
 def test_every_page_says_memory_is_off_and_the_recall_box_what_agents_get(
     staff_client: Client,
 ) -> None:
-    from memories.services import memory_create
+    from memories.write.services import memory_create
 
     memory_create(namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t")
     viewer = staff_client.get("/", {"namespace": "user:alice", "q": "tea"}).content.decode()

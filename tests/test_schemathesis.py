@@ -31,9 +31,9 @@ import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
 from hypothesis import HealthCheck, settings
 
-from memories.ingest import message_ingest
 from memories.models import Fact, Memory, Thread
-from memories.services import memory_create, set_fact
+from memories.write.ingest import message_ingest
+from memories.write.services import memory_create, set_fact
 from notes.models import Note
 from notes.services import save_note
 from spaceduck.models import ApiToken, hash_token

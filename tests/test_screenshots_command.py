@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from spaceduck.screenshots import PHONE_WIDTH, SHOTS, WIDTH
+from spaceduck.ops.screenshots import PHONE_WIDTH, SHOTS, WIDTH
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -100,7 +100,7 @@ def test_a_changed_embedding_dimension_stops_start_up_until_reindex(
     assert reindexed.returncode == 0, reindexed.stderr
     assert "Reindexed 6 memories" in reindexed.stdout
     search = (
-        "from memories import vector_index; from spaceduck.providers import get_embedder; "
+        "from memories import vector_index; from spaceduck.core.providers import get_embedder; "
         "from memories.models import Memory; "
         "hit = vector_index.knn('user:demo', get_embedder().embed(['deploy on a Friday'])[0], 1); "
         "print(Memory.objects.get(pk=hit[0][0]).content)"
@@ -152,8 +152,9 @@ def test_the_queue_is_sqlite_by_default_and_redis_when_configured(
 
 
 INGEST = (
-    "import time, json; from memories.services import create_thread; "
-    "from memories.ingest import message_ingest; from memories.models import Extraction, Memory; "
+    "import time, json; from memories.write.services import create_thread; "
+    "from memories.write.ingest import message_ingest; "
+    "from memories.models import Extraction, Memory; "
     "t = create_thread('user:alice'); "
     "r = message_ingest(t.id, 'user', 'I live in Lisbon and I prefer tea over coffee.'); "
     "deadline = time.time() + 60; "

@@ -10,12 +10,12 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from memories import keyword_index
-from memories.keyword_index import keyword_terms
-from memories.recall import keyword_list
-from memories.services import memory_create
-from spaceduck.fts import index_terms, index_words, namespace_key, namespaced_terms
-from spaceduck.stemming import IRREGULAR, stem
+from memories.recall.hybrid import keyword_list
+from memories.store import keyword_index
+from memories.store.keyword_index import keyword_terms
+from memories.write.services import memory_create
+from spaceduck.core.fts import index_terms, index_words, namespace_key, namespaced_terms
+from spaceduck.core.stemming import IRREGULAR, stem
 
 # --- The stemmer -------------------------------------------------------------------
 

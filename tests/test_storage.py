@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from spaceduck.db.backend.base import DatabaseWrapper
+from spaceduck.core.db.backend.base import DatabaseWrapper
 
 pytestmark = pytest.mark.sqlite_only
 

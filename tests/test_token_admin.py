@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from spaceduck.core.tokens import token_create
 from spaceduck.models import ApiToken, VectorIndexState
-from spaceduck.tokens import token_create
 from tests.conftest import make_actor
 
 pytestmark = pytest.mark.django_db

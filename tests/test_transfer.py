@@ -15,15 +15,17 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from memories import integrity, keyword_index, lifecycle, services, vector_index
 from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
+from memories.store import keyword_index, vector_index
 from memories.tasks import extract_message
+from memories.upkeep import integrity
+from memories.write import lifecycle, services
 from notes import services as note_services
 from notes.models import Note, NoteSearchKind, NoteSupersession
 from notes.selectors import search_notes
-from spaceduck import transfer
+from spaceduck.core.providers import get_embedder
 from spaceduck.models import ApiToken
-from spaceduck.providers import get_embedder
+from spaceduck.ops import transfer
 from tests.conftest import Actor, make_actor
 from tests.notes import search_index as notes_index
 from tests.processes import manage, service_env

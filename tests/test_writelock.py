@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spaceduck.db.backend import writelock
+from spaceduck.core.db.backend import writelock
 
 
 def _hold(database: str, ready: multiprocessing.synchronize.Event, seconds: float) -> None:

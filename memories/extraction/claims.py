@@ -2,7 +2,7 @@
 sentence ("The user lives in Munich.", "The user's sister's birthday is May 3.").
 
 Two memories about the same subject and attribute are about one thing: a new value or
-polarity updates it, the same value restates it (memories.dedup decides on claims first,
+polarity updates it, the same value restates it (memories.write.dedup decides on claims first,
 then on similarity). So the attribute names what can only have one value at a time: where
 the user lives, who they work for, how they feel about jazz (``opinion:jazz``), how far
 they run (``habit:run``), how many cats they have (``count:cat``).

@@ -36,7 +36,7 @@ from memories.extraction.types import (
     SLOTS,
     Candidate,
 )
-from spaceduck.providers.errors import ProviderError
+from spaceduck.core.providers.errors import ProviderError
 
 SCHEMA_NAME = "memory_classification"
 NONE = "none"  # strict mode has no optional keys, so "not applicable" is a value

@@ -6,7 +6,7 @@ heuristic), the steel gate and the firewall on each candidate
 (memories.extraction.firewall: guard, secrets, reported text, injection, in that
 order). Every candidate leaves a Verdict, so the extraction record can say what
 happened to each and why. Dedup and contradiction handling, which need the
-database, happen afterwards (memories.dedup).
+database, happen afterwards (memories.write.dedup).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from memories.extraction.classify import (
 from memories.extraction.reported import doubt_about
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import Candidate, Source, Verdict
-from spaceduck.failpoints import failpoint
-from spaceduck.providers.chat.base import ChatProvider
-from spaceduck.providers.errors import ProviderError
+from spaceduck.core.failpoints import failpoint
+from spaceduck.core.providers.chat.base import ChatProvider
+from spaceduck.core.providers.errors import ProviderError
 
 
 def _rejected(candidates: Sequence[Candidate], reason: str) -> list[Verdict]:

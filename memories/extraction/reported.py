@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from spaceduck.stemming import stem
+from spaceduck.core.stemming import stem
 
 _FRAME_WORDS = (
     r"say|says|said|saying|write|writes|wrote|writing|written|translate|translates|translated|"

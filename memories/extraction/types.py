@@ -91,7 +91,7 @@ class Verdict:
 
 def score(value: float | str, buckets: dict[str, float], name: str) -> float:
     """A 0..1 score from a number or a bucket name (API input)."""
-    from spaceduck.errors import InvalidInput
+    from spaceduck.core.errors import InvalidInput
 
     if isinstance(value, str):
         if value not in buckets:

@@ -8,7 +8,7 @@ at creation) and the embedder's fingerprint is recorded beside it.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 FTS_SQL = [
     """
@@ -54,8 +54,8 @@ VEC_TRIGGER_SQL = """
 
 
 def create_vector_table(apps, schema_editor):
-    from memories import vector_index
-    from spaceduck.providers import get_embedder
+    from memories.store import vector_index
+    from spaceduck.core.providers import get_embedder
 
     fingerprint = get_embedder().fingerprint
     with schema_editor.connection.cursor() as cursor:
@@ -72,7 +72,7 @@ def create_vector_table(apps, schema_editor):
 
 
 def drop_vector_table(apps, schema_editor):
-    from memories import vector_index
+    from memories.store import vector_index
 
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("DROP TRIGGER IF EXISTS memories_vec_ad")

@@ -1,4 +1,4 @@
-"""Version counters and a change log for the in-process vector caches (memories.vector_index).
+"""Version counters and a change log for the in-process vector caches (memories.store.vector_index).
 
 Every vector write bumps its namespace's counter and logs the memory ids it
 changed under the new value, in the same transaction, so a process can tell
@@ -15,7 +15,7 @@ safe for any namespace (it only drops entries older than that window).
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 CREATE_SQL = [
     """

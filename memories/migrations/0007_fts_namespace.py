@@ -8,7 +8,7 @@ still checked when rows are loaded, since the tokenizer folds punctuation.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 COLUMNS = "title, content, summary, tags, namespace"
 NEW_COLUMNS = "new.title, new.content, new.summary, new.tags, new.namespace"

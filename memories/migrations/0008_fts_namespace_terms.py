@@ -4,7 +4,7 @@
 counted the rows of every phrase over the whole table on each query, so the
 namespace phrase alone cost ~12 ms at 100k memories, and a common word cost
 its postings in every namespace. Now each indexed word is stored as
-``<namespace key><word>`` (``spaceduck.fts.namespaced_terms``, the SQL function
+``<namespace key><word>`` (``spaceduck.core.fts.namespaced_terms``, the SQL function
 ``spaceduck_terms`` that the database backend registers on every connection):
 a query touches only its namespace's postings and the document frequencies
 BM25 uses are the namespace's own.
@@ -17,7 +17,7 @@ from importlib import import_module
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 # Going back restores 0007's table (namespace phrase column) and rebuilds it.
 _0007 = import_module("memories.migrations.0007_fts_namespace")

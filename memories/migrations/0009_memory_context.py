@@ -10,7 +10,7 @@ from importlib import import_module
 
 from django.db import migrations, models
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 _0008 = import_module("memories.migrations.0008_fts_namespace_terms")
 

@@ -10,7 +10,7 @@ or change of namespace, kind or status. A count that reaches zero is removed.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 _ADD = """
     INSERT INTO memories_namespace_count(namespace, kind, status, n)

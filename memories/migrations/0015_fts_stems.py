@@ -1,7 +1,7 @@
 """Index memories by word stems: rebuild the keyword index with the new ``spaceduck_terms``.
 
-``spaceduck.fts.namespaced_terms`` (the SQL function ``spaceduck_terms`` the
-triggers call) now stores each word's English stem (``spaceduck.stemming``), and a
+``spaceduck.core.fts.namespaced_terms`` (the SQL function ``spaceduck_terms`` the
+triggers call) now stores each word's English stem (``spaceduck.core.stemming``), and a
 recall query looks its words up by the same stems. Rows indexed before hold whole
 words, which a stemmed query no longer finds ("dogs" is looked up as "dog"), so
 every memory is indexed again. The table and triggers (0009's) do not change.
@@ -13,7 +13,7 @@ runs the migration, which stems. Code from before this migration needs
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 # 0009's indexed columns, fixed here: a later layout must not change this step.
 COLUMNS = ("title", "content", "summary", "tags", "context")

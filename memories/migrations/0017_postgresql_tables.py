@@ -8,7 +8,7 @@ PostgreSQL triggers cannot call the Python stemmer, see docs/architecture.md.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import postgresql_only
+from spaceduck.core.db.migration_ops import postgresql_only
 
 TABLES_SQL = [
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -116,8 +116,8 @@ REVERSE_SQL = [
 
 def create_vector_table(apps, schema_editor):
     """The pgvector table at the configured embedder's dimension, and its fingerprint."""
-    from memories import vector_index
-    from spaceduck.providers import get_embedder
+    from memories.store import vector_index
+    from spaceduck.core.providers import get_embedder
 
     fingerprint = get_embedder().fingerprint
     with schema_editor.connection.cursor() as cursor:
@@ -133,7 +133,7 @@ def create_vector_table(apps, schema_editor):
 
 
 def drop_vector_table(apps, schema_editor):
-    from memories import vector_index
+    from memories.store import vector_index
 
     with schema_editor.connection.cursor() as cursor:
         vector_index.drop_table(cursor)

@@ -8,7 +8,7 @@ process's cached copies reload.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import postgresql_only
+from spaceduck.core.db.migration_ops import postgresql_only
 
 FORWARD = [
     """

@@ -2,14 +2,14 @@
 index, per-namespace statistics for BM25, and triggers that mark changed memories.
 
 The triggers cannot run the Python tokenizer, so they append (namespace, id) to
-``memories_fts_pending`` and ``memories.keyword_pg.flush`` indexes them before a
+``memories_fts_pending`` and ``memories.store.keyword_pg.flush`` indexes them before a
 search reads the namespace (the module docstring says why that is consistent). Every
 existing memory is marked here; the first search of each namespace indexes it.
 """
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import postgresql_only
+from spaceduck.core.db.migration_ops import postgresql_only
 
 INDEXED = "namespace, title, content, summary, tags, context"
 

@@ -1,4 +1,4 @@
-"""Procedures never go stale (memories.staleness): the ones an earlier version marked stale
+"""Procedures never go stale (memories.upkeep.staleness): the ones an earlier version marked stale
 are active again, each with an "activated" event in its history."""
 
 from django.db import migrations

@@ -14,7 +14,7 @@ A lexeme whose documents are all gone is deleted.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import postgresql_only
+from spaceduck.core.db.migration_ops import postgresql_only
 
 FORWARD = [
     "CREATE TABLE memories_fts_lexemes (lexeme text PRIMARY KEY, documents bigint NOT NULL)",

@@ -3,13 +3,13 @@
 Namespaces below VECTOR_INDEX_MIN_ROWS (1.5M since 0025's time) are searched from each
 process's copy, so the index only slowed every vector insert (2-6 ms a message). It is
 dropped here unless a namespace already holds that many memories; the periodic task
-builds it when one does (memories.vector_index.ensure_index). The statements are copied
+builds it when one does (memories.store.vector_index.ensure_index). The statements are copied
 here: a migration must not import code that may move or change.
 """
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import postgresql_only
+from spaceduck.core.db.migration_ops import postgresql_only
 
 DEFAULT_MIN_ROWS = 1_500_000
 DROP_UNLESS_NEEDED = f"""

@@ -9,7 +9,7 @@ external-content index consistent: a note is removed only if it was added.
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import sqlite_only
+from spaceduck.core.db.migration_ops import sqlite_only
 
 ENABLED = "EXISTS (SELECT 1 FROM notes_notesearchkind WHERE kind = {row}.namespace_kind)"
 

@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from spaceduck.db.migration_ops import postgresql_only
+from spaceduck.core.db.migration_ops import postgresql_only
 
 FORWARD = [
     """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from spaceduck.screenshots import CHROMIUM_ARGS
+from spaceduck.ops.screenshots import CHROMIUM_ARGS
 
 CHROMIUM = os.environ.get("SPACEDUCK_TEST_CHROMIUM", "/usr/bin/chromium")
 

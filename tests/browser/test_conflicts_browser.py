@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memories.extraction.types import candidate_from_api
-from memories.ingest import memory_write
 from memories.models import Memory
-from memories.recall import RecallQuery, recall
+from memories.recall.hybrid import RecallQuery, recall
+from memories.write.ingest import memory_write
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NS = "user:alice"

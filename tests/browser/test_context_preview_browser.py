@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memories.models import Memory, Message
-from memories.services import memory_create
+from memories.write.services import memory_create
 from tests.conftest import make_actor
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.services import memory_create
+from memories.write.services import memory_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from memories.ingest import message_ingest
 from memories.models import Extraction
-from memories.services import create_thread
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread
 from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

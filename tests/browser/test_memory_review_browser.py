@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.services import memory_create
+from memories.write.services import memory_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 NS = "user:alice"

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from memories.extraction.classify import SCHEMA_NAME
-from memories.ingest import message_ingest
 from memories.models import Extraction, Memory, Message
-from memories.services import create_thread, memory_create
-from spaceduck import runtime
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, memory_create
+from spaceduck.core import runtime
+from spaceduck.core.providers import reset_providers
+from spaceduck.core.tokens import token_create
 from spaceduck.models import RuntimeSetting, SettingChange
-from spaceduck.providers import reset_providers
-from spaceduck.tokens import token_create
 from tests.browser.conftest import log_in
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.scripted_chat import memory_item
@@ -315,7 +315,7 @@ def vector_table_put_back(live_server):  # type: ignore[no-untyped-def]
     """
     from django.db import connection, transaction
 
-    from memories import vector_index
+    from memories.store import vector_index
 
     before = vector_index.table_dimensions()
     yield
@@ -328,8 +328,8 @@ def vector_table_put_back(live_server):  # type: ignore[no-untyped-def]
 def test_a_wrong_embedding_dimension_is_refused_and_a_fitting_one_switches(  # type: ignore[no-untyped-def]
     page, live_server, django_user_model, settings, vector_table_put_back
 ) -> None:
-    from memories import vector_index
     from memories.models import ReembedJob
+    from memories.store import vector_index
 
     settings.SETTINGS_REFRESH_SECONDS = 0  # the switch's repair pass waits 2x this + 0.5 s
     memory_create(

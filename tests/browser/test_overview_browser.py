@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from memories.models import Fact
-from memories.services import memory_create, set_fact
+from memories.write.services import memory_create, set_fact
 from spaceduck.models import WorkerHeartbeat
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

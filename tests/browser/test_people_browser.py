@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from memories.ingest import message_ingest
-from memories.mcp_tools import list_memories, recall_memories
+from memories.mcp.tools import list_memories, recall_memories
 from memories.models import Memory
-from memories.services import create_thread, memory_create, set_fact
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, memory_create, set_fact
 from notes.services import save_note
-from spaceduck.mcp_base import set_stdio_token
+from spaceduck.core.mcp_base import set_stdio_token
+from spaceduck.core.tokens import token_create
 from spaceduck.models import NamespaceErasure
-from spaceduck.tokens import token_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

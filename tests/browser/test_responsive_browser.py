@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from memories.extraction.types import candidate_from_api
-from memories.ingest import memory_write
 from memories.models import Memory, Message, Thread
-from memories.services import memory_create
+from memories.write.ingest import memory_write
+from memories.write.services import memory_create
 from notes.models import Note
 from tests.browser.conftest import log_in
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from memories.models import Extraction, Memory
-from memories.services import (
+from memories.write.services import (
     create_thread,
     memory_create,
     memory_delete,
@@ -17,7 +17,7 @@ from memories.services import (
     set_fact,
 )
 from notes.services import save_note
-from spaceduck.tokens import token_create
+from spaceduck.core.tokens import token_create
 from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spaceduck.providers.embeddings.base import Fingerprint
-from spaceduck.providers.embeddings.hashing import HashEmbedder
+from spaceduck.core.providers.embeddings.base import Fingerprint
+from spaceduck.core.providers.embeddings.hashing import HashEmbedder
 
 
 class ScriptedEmbedder:

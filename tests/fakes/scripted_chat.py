@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from spaceduck.providers.chat.base import Arbitration
+from spaceduck.core.providers.chat.base import Arbitration
 
 
 def memory_item(**overrides: Any) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Breaking and checking the memories keyword index by hand, on either database.
 
 SQLite's index is the FTS5 table ``memories_fts`` (rowid = memory id); PostgreSQL's is
-a plain table of tsvectors keyed by ``memory_id`` (memories.keyword_pg). Tests that
+a plain table of tsvectors keyed by ``memory_id`` (memories.store.keyword_pg). Tests that
 simulate a damaged index go through these helpers so they run on both.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from memories import keyword_index, keyword_pg
+from memories.store import keyword_index, keyword_pg
 
 
 def _execute(sql: str, params: Sequence[object] = ()) -> None:

@@ -9,12 +9,12 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.test import Client
 
-from memories import keyword_index, vector_index
 from memories.models import Extraction, Fact, MaintenanceRun, Memory, MemoryEvent, Message, Thread
-from memories.recall import RecallQuery, recall
-from memories.selectors import get_fact
-from memories.services import create_thread, memory_create, save_message, set_fact
-from spaceduck.providers import ProviderError
+from memories.recall.hybrid import RecallQuery, recall
+from memories.store import keyword_index, vector_index
+from memories.store.selectors import get_fact
+from memories.write.services import create_thread, memory_create, save_message, set_fact
+from spaceduck.core.providers import ProviderError
 from tests.conftest import Actor
 from tests.memories.conftest import Clock
 
@@ -238,7 +238,7 @@ def test_memory_switched_off_is_a_form_error(admin_client: Client, settings: Any
 def test_a_provider_failure_while_adding_is_reported_not_a_500(
     admin_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memories.dedup.get_embedder", FailingEmbedder)
+    monkeypatch.setattr("memories.write.dedup.get_embedder", FailingEmbedder)
     response = admin_client.post(ADD, add_form("The user speaks Portuguese."), follow=True)
     assert response.redirect_chain == [(CHANGELIST, 302)]
     assert any("embedding service unreachable" in m for m in messages_of(response))
@@ -332,7 +332,7 @@ def test_a_provider_failure_while_editing_changes_nothing(
 ) -> None:
     memory_id = api_write(owner, "user:alice", "The user likes green tea.")
     memory = Memory.objects.get(pk=memory_id)
-    monkeypatch.setattr("memories.lifecycle.get_embedder", FailingEmbedder)
+    monkeypatch.setattr("memories.write.lifecycle.get_embedder", FailingEmbedder)
     response = admin_client.post(
         change(memory_id),
         change_form(memory, content="The user likes oolong tea.", status="archived"),

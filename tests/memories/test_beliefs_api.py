@@ -1,5 +1,5 @@
 """What the service believes is what the user said last (claims: memories.extraction.claims,
-decided in memories.dedup), through the HTTP API. Each case is an example from the issue
+decided in memories.write.dedup), through the HTTP API. Each case is an example from the issue
 that failed before claims: a change of mind kept beside the old belief, a paraphrase stored
 twice, a near-identical sentence with a new value dropped as a duplicate."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memories.extraction.runner import run_extraction
+from memories.write.runner import run_extraction
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

@@ -15,10 +15,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memories import selectors, services
-from memories.compaction import TokenLimiter, is_summary, run_compaction
 from memories.models import Message
-from memories.token_estimate import estimate_message_tokens
+from memories.store import selectors
+from memories.store.token_estimate import estimate_message_tokens
+from memories.upkeep.compaction import TokenLimiter, is_summary, run_compaction
+from memories.write import services
 
 pytestmark = pytest.mark.django_db
 T0 = timezone.now() - timedelta(days=1)

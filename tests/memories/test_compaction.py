@@ -9,8 +9,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memories import selectors, services
-from memories.compaction import (
+from memories.models import MaintenanceRun
+from memories.store import selectors
+from memories.store.token_estimate import estimate_message_tokens
+from memories.upkeep.compaction import (
     Summarizer,
     TokenLimiter,
     TtlGarbageCollector,
@@ -18,11 +20,10 @@ from memories.compaction import (
     run_compaction,
     run_ttl_gc,
 )
-from memories.models import MaintenanceRun
-from memories.token_estimate import estimate_message_tokens
-from spaceduck.errors import InvalidInput
-from spaceduck.providers.chat.heuristic import HeuristicChat
-from spaceduck.providers.chat.openai import OpenAIChat
+from memories.write import services
+from spaceduck.core.errors import InvalidInput
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.openai import OpenAIChat
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db

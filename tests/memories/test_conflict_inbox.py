@@ -1,6 +1,7 @@
-"""The conflict inbox through the HTTP API (memories.conflicts, opened by memories.dedup):
-when the engine is unsure, the new statement waits as a candidate beside the old memory,
-and a person (a token with `approve`) replaces, keeps both, or edits them into one."""
+"""The conflict inbox through the HTTP API (memories.write.conflicts, opened by
+memories.write.dedup): when the engine is unsure, the new statement waits as a candidate
+beside the old memory, and a person (a token with `approve`) replaces, keeps both, or
+edits them into one."""
 
 from __future__ import annotations
 

@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from memories import services
-from memories.compaction import compact_conversation, conversation_tail, is_summary
-from memories.context import CLOSE_TAG, OPEN_TAG, build_context
 from memories.extraction.guard import strip_recalled
 from memories.models import Memory, Message
-from memories.services import memory_create
-from memories.token_estimate import estimate_message_tokens, estimate_tokens, text_of
-from spaceduck.errors import InvalidInput, NotFound
+from memories.recall.context import CLOSE_TAG, OPEN_TAG, build_context
+from memories.store.token_estimate import estimate_message_tokens, estimate_tokens, text_of
+from memories.upkeep.compaction import compact_conversation, conversation_tail, is_summary
+from memories.write import services
+from memories.write.services import memory_create
+from spaceduck.core.errors import InvalidInput, NotFound
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db
@@ -300,9 +300,9 @@ def test_history_read_from_the_recent_end_equals_the_whole_thread_rule() -> None
     with and without summaries, covered ranges and tight or loose budgets."""
     import random
 
-    from memories.context import newest_user_text, recent_history
-    from memories.selectors import list_messages
-    from memories.services import create_thread, save_message
+    from memories.recall.context import newest_user_text, recent_history
+    from memories.store.selectors import list_messages
+    from memories.write.services import create_thread, save_message
 
     rng = random.Random(7)
     for case in range(12):

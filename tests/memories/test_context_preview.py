@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from memories.models import Memory
-from memories.services import memory_create
+from memories.write.services import memory_create
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

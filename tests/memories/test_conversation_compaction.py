@@ -8,8 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories import selectors, services
-from memories.compaction import (
+from memories.models import MaintenanceRun, Message
+from memories.store import selectors
+from memories.store.token_estimate import estimate_message_tokens
+from memories.upkeep.compaction import (
     ConversationCompactor,
     Summarizer,
     compact_conversation,
@@ -17,12 +19,11 @@ from memories.compaction import (
     is_summary,
     run_compaction,
 )
-from memories.models import MaintenanceRun, Message
-from memories.token_estimate import estimate_message_tokens
-from spaceduck.errors import InvalidInput
-from spaceduck.providers import ProviderError
-from spaceduck.providers.chat.heuristic import HeuristicChat
-from spaceduck.providers.chat.openai import OpenAIChat
+from memories.write import services
+from spaceduck.core.errors import InvalidInput
+from spaceduck.core.providers import ProviderError
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.openai import OpenAIChat
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memories.services import memory_create
+from memories.write.services import memory_create
 
 pytestmark = pytest.mark.django_db
 
@@ -81,7 +81,7 @@ def test_a_search_with_no_match_says_so_with_the_query_escaped(
 
 def test_the_viewer_shows_a_neighbour_bonus(staff_client: Client) -> None:
     from memories.models import Memory
-    from memories.services import create_thread, save_message
+    from memories.write.services import create_thread, save_message
 
     thread = create_thread("user:alice")
     asked = save_message(thread.pk, "user", "Where is the cello lesson?")

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from memories.dates import DateRange, date_match, query_dates
+from memories.recall.dates import DateRange, date_match, query_dates
 
 # A Wednesday.
 NOW = datetime(2023, 11, 15, 12, 0, tzinfo=UTC)

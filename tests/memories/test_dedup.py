@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from memories import dedup
-from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.types import Candidate
 from memories.models import Conflict, Memory, MemoryEvent
-from memories.services import HistoryEvent
-from spaceduck.providers.chat.base import Arbitration
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from memories.write import dedup
+from memories.write.dedup import WriteContext, commit_candidate
+from memories.write.services import HistoryEvent
+from spaceduck.core.providers.chat.base import Arbitration
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 from tests.fakes.embedders import ScriptedEmbedder
 
 pytestmark = pytest.mark.django_db
@@ -250,7 +250,7 @@ def test_a_near_duplicate_stored_by_another_worker_after_the_first_check_is_a_du
     """Two workers extracting two phrasings of one fact: the other worker's memory is
     committed after this one's vector search. The check under the lock looks at the
     vectors written since that search, and finds it."""
-    from memories import services
+    from memories.write import services
 
     near = "A statement just above the dedup threshold."
     embedder = ScriptedEmbedder({BASE: 1.0, near: 0.93})
@@ -297,7 +297,7 @@ def test_a_rerun_message_does_not_bring_back_what_a_later_message_superseded() -
     """A worker dies after a message's memory was stored; a later message supersedes it;
     the killed extraction is run again: it must not store the old value a second time."""
     from memories.models import Message
-    from memories.services import create_thread
+    from memories.write.services import create_thread
 
     thread = create_thread("user:alice")
     lives, moved = (

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memories import dedup
-from memories.dedup import salient_tokens
 from memories.extraction.types import Candidate
-from memories.ingest import memory_write
 from memories.models import Memory
-from spaceduck.providers import get_embedder
+from memories.write import dedup
+from memories.write.dedup import salient_tokens
+from memories.write.ingest import memory_write
+from spaceduck.core.providers import get_embedder
 from tests.fakes.embedders import ScriptedEmbedder
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories.ingest import message_ingest
 from memories.models import Extraction, Message
-from memories.services import create_thread
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db

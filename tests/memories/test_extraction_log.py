@@ -10,11 +10,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories.extraction_log import ExtractionFilter, extraction_page, extraction_retry
-from memories.ingest import message_ingest
 from memories.models import Extraction, Message, Thread
-from memories.services import create_thread
-from spaceduck.errors import Conflict
+from memories.write.extraction_log import ExtractionFilter, extraction_page, extraction_retry
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread
+from spaceduck.core.errors import Conflict
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}

@@ -10,9 +10,10 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
-from memories import fact_pages, services
 from memories.models import Fact
-from memories.services import set_fact
+from memories.web import fact_pages
+from memories.write import services
+from memories.write.services import set_fact
 from tests.memories.conftest import Clock
 
 pytestmark = pytest.mark.django_db

@@ -11,9 +11,9 @@ import pytest
 from django.db import connection
 
 from memories.models import Fact
-from memories.selectors import get_fact, list_all_facts, list_facts
-from memories.services import delete_expired_facts, delete_fact, set_fact
-from spaceduck.errors import InvalidInput
+from memories.store.selectors import get_fact, list_all_facts, list_facts
+from memories.write.services import delete_expired_facts, delete_fact, set_fact
+from spaceduck.core.errors import InvalidInput
 from tests.memories.conftest import Clock
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memories.models import Fact, Message, Thread
-from memories.services import create_thread, save_message, set_fact
+from memories.write.services import create_thread, save_message, set_fact
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db

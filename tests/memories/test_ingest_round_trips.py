@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 
-from memories.extraction import runner
-from memories.ingest import message_ingest
 from memories.models import Extraction, Memory, Message, Thread
-from memories.services import create_thread, message_draft, message_write_with
-from spaceduck.db.fast import PREPARE_THRESHOLD, hot_cursor
+from memories.write import runner
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, message_draft, message_write_with
+from spaceduck.core.db.fast import PREPARE_THRESHOLD, hot_cursor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

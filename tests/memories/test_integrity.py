@@ -8,10 +8,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from memories import integrity, keyword_index, vector_index
 from memories.models import Memory
-from memories.services import content_hash, memory_create
-from spaceduck.providers import get_embedder, reset_providers
+from memories.store import keyword_index, vector_index
+from memories.upkeep import integrity
+from memories.write.services import content_hash, memory_create
+from spaceduck.core.providers import get_embedder, reset_providers
 from tests.memories import keyword_rows
 
 pytestmark = pytest.mark.django_db

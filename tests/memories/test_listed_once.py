@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.staleness import mark_stale
+from memories.upkeep.staleness import mark_stale
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

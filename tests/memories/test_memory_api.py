@@ -68,7 +68,7 @@ def test_editing_content_re_embeds_and_re_indexes(owner: Actor) -> None:
         f"/api/memories/{memory['id']}", {"content": "The user likes oolong tea."}
     )
     assert response.status_code == 200
-    from memories.keyword_index import matching_ids
+    from memories.store.keyword_index import matching_ids
 
     assert matching_ids("user:alice", "oolong") == [memory["id"]]
     assert matching_ids("user:alice", "green") == []

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories.selectors import get_fact
-from memories.services import set_fact
+from memories.store.selectors import get_fact
+from memories.write.services import set_fact
 from tests.memories.conftest import Clock
 from tests.processes import manage, service_env
 
@@ -169,7 +169,7 @@ def test_claims_reads_the_claims_of_memories_stored_before_claims(capsys: Any) -
     from django.core.management import call_command
 
     from memories.models import Memory
-    from memories.services import memory_create
+    from memories.write.services import memory_create
 
     old = memory_create(namespace=NS, kind="fact", content="The user lives in Oslo.", actor="t")
     bees = memory_create(namespace=NS, kind="fact", content="Alice keeps bees.", actor="t")
@@ -187,7 +187,7 @@ def test_claims_sends_live_memories_that_now_contradict_to_the_conflict_inbox(
     from django.core.management import call_command
 
     from memories.models import Conflict
-    from memories.services import memory_create
+    from memories.write.services import memory_create
 
     oslo = memory_create(namespace=NS, kind="fact", content="The user lives in Oslo.", actor="t")
     rome = memory_create(namespace=NS, kind="fact", content="The user lives in Rome.", actor="t")

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.selectors import parse_choices
-from memories.services import memory_create
-from spaceduck.errors import InvalidInput
+from memories.store.selectors import parse_choices
+from memories.write.services import memory_create
+from spaceduck.core.errors import InvalidInput
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db

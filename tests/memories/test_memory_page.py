@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memories import keyword_index, vector_index
-from memories.ingest import message_ingest
 from memories.models import Extraction, Memory, MemoryEvent
-from memories.recall import RecallQuery, recall
-from memories.services import content_hash, create_thread, memory_create
-from spaceduck.providers import get_embedder
+from memories.recall.hybrid import RecallQuery, recall
+from memories.store import keyword_index, vector_index
+from memories.write.ingest import message_ingest
+from memories.write.services import content_hash, create_thread, memory_create
+from spaceduck.core.providers import get_embedder
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
@@ -273,7 +273,7 @@ def test_actions_need_staff_and_a_csrf_token(client: Client, django_user_model) 
 
 def test_the_page_shows_what_the_memory_claims(staff_client: Client) -> None:
     from memories.extraction.types import Candidate
-    from memories.ingest import memory_write
+    from memories.write.ingest import memory_write
 
     jazz = memory_write(
         Candidate(kind="fact", content="The user no longer likes jazz.", stage="api"),

@@ -10,9 +10,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories import overview
 from memories.models import Extraction, Memory
-from memories.services import memory_create
+from memories.web import overview
+from memories.write.services import memory_create
 from notes.services import save_note
 from spaceduck.models import WorkerHeartbeat
 

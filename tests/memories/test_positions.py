@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories.positions import Position, TextPosition
-from spaceduck.errors import InvalidInput
-from spaceduck.limits import LATEST_DATETIME, MAX_SQL_INT
+from memories.store.positions import Position, TextPosition
+from spaceduck.core.errors import InvalidInput
+from spaceduck.core.limits import LATEST_DATETIME, MAX_SQL_INT
 
 AT = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
 

@@ -9,12 +9,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memories import keyword_index
-from memories.dedup import WriteContext, commit_candidate
 from memories.extraction.types import Candidate
 from memories.models import Memory, MemoryEvent
-from memories.recall import RecallQuery, keyword_list, recall
-from memories.services import memory_create
+from memories.recall.hybrid import RecallQuery, keyword_list, recall
+from memories.store import keyword_index
+from memories.write.dedup import WriteContext, commit_candidate
+from memories.write.services import memory_create
 
 pytestmark = pytest.mark.django_db
 NOW = timezone.now()
@@ -232,7 +232,7 @@ def test_a_word_too_common_is_judged_by_its_document_count_not_its_postings(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from memories import keyword_pg
+    from memories.store import keyword_pg
 
     monkeypatch.setattr(keyword_index, "MAX_MATCHED_DOCS", 2)
     orchid = add("Alice grows an orchid in the garden.")

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from memories.models import Memory, Message, Thread
-from memories.recall import NEIGHBOUR_WEIGHT, RecallHit, RecallQuery, recall
-from memories.selectors import message_neighbours
-from memories.services import create_thread, memory_create, save_message
+from memories.recall.hybrid import NEIGHBOUR_WEIGHT, RecallHit, RecallQuery, recall
+from memories.store.selectors import message_neighbours
+from memories.write.services import create_thread, memory_create, save_message
 
 pytestmark = pytest.mark.django_db
 NOW = timezone.now()
@@ -64,7 +64,7 @@ def test_the_turn_after_a_strong_hit_outranks_a_slightly_better_stranger() -> No
     replied = remember("Yes, I ran it and finished in four hours.", answer)
     # A memory from no conversation that matches better on its own words.
     stranger = remember("Yes, I ran it in Boston and finished in four hours.")
-    # The fusion's bonus on its own: the second stage (memories.rerank) reads the words
+    # The fusion's bonus on its own: the second stage (memories.recall.rerank) reads the words
     # and rightly likes the stranger's "Boston"; tests/memories/test_rerank.py covers it.
     found = hits("marathon in Boston ran hours", lists=("keyword",), second_stage=False)
     assert found[stranger.pk].explanation.keyword_rank < found[replied.pk].explanation.keyword_rank

@@ -1,5 +1,5 @@
 """The second stage's pool also holds the memories written just before and after its best
-candidates (memories.recall.widen): an answer is often the turn after the question that
+candidates (memories.recall.hybrid.widen): an answer is often the turn after the question that
 matched, and a memory written through POST /api/memories has no thread to say so."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memories.models import Memory, MemoryStatus
-from memories.recall import NEIGHBOUR_WEIGHT, RecallHit, RecallQuery, recall
-from memories.selectors import written_around
-from memories.services import memory_create
+from memories.recall.hybrid import NEIGHBOUR_WEIGHT, RecallHit, RecallQuery, recall
+from memories.store.selectors import written_around
+from memories.write.services import memory_create
 
 pytestmark = pytest.mark.django_db
 NS = "user:alice"

@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 from django.test import Client
 
-from memories import reembed, vector_index
 from memories.models import Memory, ReembedJob
-from memories.recall import RecallQuery, recall
-from memories.services import embedding_text, memory_create
-from spaceduck import runtime
-from spaceduck.errors import Conflict, InvalidInput
+from memories.recall.hybrid import RecallQuery, recall
+from memories.store import vector_index
+from memories.upkeep import reembed
+from memories.write.services import embedding_text, memory_create
+from spaceduck.core import runtime
+from spaceduck.core.errors import Conflict, InvalidInput
+from spaceduck.core.providers import ProviderError, embedder_for, get_embedder
 from spaceduck.models import SettingChange, VectorIndexState
-from spaceduck.providers import ProviderError, embedder_for, get_embedder
 
 pytestmark = pytest.mark.django_db
 

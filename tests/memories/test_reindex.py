@@ -8,10 +8,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.core.management.base import SystemCheckError
 
-from memories import vector_index
-from memories.services import memory_create
+from memories.store import vector_index
+from memories.write.services import memory_create
+from spaceduck.core.providers import get_embedder, reset_providers
 from spaceduck.models import VectorIndexState
-from spaceduck.providers import get_embedder, reset_providers
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Recall's second stage (memories.rerank): it re-scores the fused candidates, and the
+"""Recall's second stage (memories.recall.rerank): it re-scores the fused candidates, and the
 explanation still multiplies to the score with the stage's factor shown."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories import rerank
-from memories.recall import RecallQuery, recall
-from memories.services import memory_create
+from memories.recall import rerank
+from memories.recall.hybrid import RecallQuery, recall
+from memories.write.services import memory_create
 
 pytestmark = pytest.mark.django_db
 NS = "user:alice"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memories.ingest import message_ingest
 from memories.models import Memory, MemoryEvent
-from memories.services import create_thread, memory_create
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, memory_create
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
@@ -149,7 +149,7 @@ def test_the_queue_answers_get_and_post_only(staff_client: Client) -> None:
 
 
 def test_the_navigation_count_stops_counting_at_the_cap(staff_client: Client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from memories import selectors
+    from memories.store import selectors
 
     monkeypatch.setattr(selectors, "COUNT_CAP", 2)
     monkeypatch.setattr(selectors.memory_review_count, "__kwdefaults__", {"cap": 2})
@@ -163,7 +163,7 @@ def test_a_bulk_reject_can_be_undone_from_where_it_was_made(staff_client) -> Non
     import re
 
     from memories.models import Memory, MemoryEvent
-    from memories.services import memory_create
+    from memories.write.services import memory_create
 
     ids = [
         memory_create(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.services import memory_create
+from memories.write.services import memory_create
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from memories import keyword_index, vector_index
-from memories.lifecycle import memory_edit
 from memories.models import Memory, MemoryEvent
-from memories.services import memory_create, memory_delete
-from spaceduck.providers import get_embedder
+from memories.store import keyword_index, vector_index
+from memories.write.lifecycle import memory_edit
+from memories.write.services import memory_create, memory_delete
+from spaceduck.core.providers import get_embedder
 from tests.memories.keyword_rows import assert_sound
 
 pytestmark = pytest.mark.django_db
@@ -231,7 +231,7 @@ def test_catching_up_many_namespaces_at_once_indexes_every_memory(
 ) -> None:
     from django.db import connection as conn
 
-    from memories import keyword_pg
+    from memories.store import keyword_pg
 
     monkeypatch.setattr(keyword_pg, "GROUP_PENDING", 7)  # several groups of namespaces
     created = {
@@ -250,8 +250,8 @@ def test_catching_up_many_namespaces_at_once_indexes_every_memory(
 
 def _frequencies(namespace: str, *words: str) -> dict[str, int]:
     """memories_fts_lexemes' document counts of these words in the namespace (PostgreSQL)."""
-    from memories import keyword_pg
-    from spaceduck.fts import namespace_key
+    from memories.store import keyword_pg
+    from spaceduck.core.fts import namespace_key
 
     keyword_index.catch_up()
     lexemes = {keyword_pg.lexeme(namespace_key(namespace), word): word for word in words}
@@ -300,7 +300,7 @@ def test_a_wrong_document_count_is_reported_by_the_index_check() -> None:
 def test_a_namespace_with_more_pending_memories_than_a_group_is_indexed_in_several_steps(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memories import keyword_pg
+    from memories.store import keyword_pg
 
     monkeypatch.setattr(keyword_pg, "GROUP_PENDING", 3)
     batches: list[int] = []

@@ -8,13 +8,13 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from memories import staleness
-from memories.dedup import WriteContext, touch
 from memories.extraction.types import Candidate
 from memories.models import MaintenanceRun, Memory, MemoryEvent
-from memories.services import memory_create
-from memories.staleness import decay, half_life_days, mark_stale, reactivate
 from memories.tasks import mark_stale_memories
+from memories.upkeep import staleness
+from memories.upkeep.staleness import decay, half_life_days, mark_stale, reactivate
+from memories.write.dedup import WriteContext, touch
+from memories.write.services import memory_create
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 pytestmark = pytest.mark.django_db

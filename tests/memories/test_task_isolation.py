@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from memories.extraction.runner import run_extraction
 from memories.models import Memory
+from memories.write.runner import run_extraction
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

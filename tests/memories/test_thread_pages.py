@@ -10,10 +10,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories.compaction import compact_conversation
-from memories.ingest import message_ingest
 from memories.models import Extraction, Thread
-from memories.services import create_thread, save_message
+from memories.upkeep.compaction import compact_conversation
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, save_message
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}

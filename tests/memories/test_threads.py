@@ -10,14 +10,14 @@ import pytest
 from django.db import connection
 
 from memories.models import Message, Thread
-from memories.selectors import count_messages, get_thread, list_messages, list_threads
-from memories.services import (
+from memories.store.selectors import count_messages, get_thread, list_messages, list_threads
+from memories.write.services import (
     create_thread,
     delete_messages,
     delete_thread,
     save_message,
 )
-from spaceduck.errors import Conflict, InvalidInput, NotFound
+from spaceduck.core.errors import Conflict, InvalidInput, NotFound
 from tests.memories.conftest import Clock
 
 pytestmark = pytest.mark.django_db
@@ -350,7 +350,7 @@ def test_message_write_refuses_to_run_outside_a_transaction() -> None:
 
     from django.db import transaction
 
-    from memories.services import message_draft, message_write
+    from memories.write.services import message_draft, message_write
 
     draft = message_draft("no-such-thread", "user", "hi")
     outside = patch.object(transaction.get_connection(), "in_atomic_block", False)

@@ -11,8 +11,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from spaceduck.core.tokens import token_create
 from spaceduck.models import ApiToken
-from spaceduck.tokens import token_create
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

@@ -24,11 +24,11 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from memories import vector_index
 from memories.models import Memory
-from memories.services import memory_create
-from spaceduck.db.backend.base import Database, load_sqlite_vec
-from spaceduck.providers import get_embedder, reset_providers
+from memories.store import vector_index
+from memories.write.services import memory_create
+from spaceduck.core.db.backend.base import Database, load_sqlite_vec
+from spaceduck.core.providers import get_embedder, reset_providers
 from tests.processes import service_env
 
 DIMS = 384
@@ -478,7 +478,7 @@ import sys
 import django
 django.setup()
 from memories.models import Memory
-from memories.services import memory_create
+from memories.write.services import memory_create
 if sys.argv[1] == "create":
     print(memory_create(namespace="user:alice", kind="fact", content="the cello", actor="t").pk)
 else:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memories import vector_index
 from memories.models import Memory
-from memories.services import memory_create
-from spaceduck.providers import get_embedder
+from memories.store import vector_index
+from memories.write.services import memory_create
+from spaceduck.core.providers import get_embedder
 
 pytestmark = pytest.mark.django_db
 

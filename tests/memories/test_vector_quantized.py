@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from memories import vector_index
-from memories.services import memory_create
-from spaceduck.providers import get_embedder
+from memories.store import vector_index
+from memories.write.services import memory_create
+from spaceduck.core.providers import get_embedder
 from tests.memories.test_vector_cache import (
     ALICE,
     brute_force,

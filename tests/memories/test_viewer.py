@@ -11,9 +11,9 @@ from django.test import Client
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.positions import Position
-from memories.selectors import MemoryFilter, memory_count, memory_page
-from memories.services import memory_create
+from memories.store.positions import Position
+from memories.store.selectors import MemoryFilter, memory_count, memory_page
+from memories.write.services import memory_create
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
@@ -258,7 +258,7 @@ def test_the_viewer_answers_get_only(staff_client: Client) -> None:
 def test_the_namespace_choices_list_each_namespace_once_in_order_up_to_a_limit(
     staff_client: Client,
 ) -> None:
-    from memories.selectors import memory_namespaces
+    from memories.store.selectors import memory_namespaces
 
     for name in ("user:carol", "agent:bot", "user:alice", "user:carol", "global:all"):
         make("Something.", namespace=name)

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from memories.services import memory_create
+from memories.write.services import memory_create
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

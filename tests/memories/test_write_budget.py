@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spaceduck import runtime
+from spaceduck.core import runtime
 from tests.conftest import Actor, make_actor
 
 pytestmark = pytest.mark.django_db

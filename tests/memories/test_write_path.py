@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from memories import keyword_index
-from memories.extraction.runner import run_extraction
-from memories.ingest import message_ingest
 from memories.models import Extraction, Memory, MemoryEvent
-from memories.services import create_thread
-from spaceduck.providers import reset_providers
+from memories.store import keyword_index
+from memories.write.ingest import message_ingest
+from memories.write.runner import run_extraction
+from memories.write.services import create_thread
+from spaceduck.core.providers import reset_providers
 from tests.conftest import Actor
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -229,7 +229,7 @@ def test_the_cli_purges_a_skill(capsys: pytest.CaptureFixture[str]) -> None:
     from django.core.management import call_command
 
     from memories.extraction.types import Candidate
-    from memories.ingest import memory_write
+    from memories.write.ingest import memory_write
 
     for text in ("The user likes jazz.", "The user likes opera."):
         memory_write(
@@ -252,8 +252,8 @@ def test_operators_can_add_injection_patterns(settings, thread_id: str) -> None:
 
 
 def test_a_memory_keeps_where_it_was_learnt_as_keyword_context(thread_id: str) -> None:
-    from memories.keyword_index import matching_ids
-    from memories.services import save_message
+    from memories.store.keyword_index import matching_ids
+    from memories.write.services import save_message
 
     save_message(
         thread_id,

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from notes.models import Note
 from notes.selectors import NoteSearchNotEnabled, search_note_hits, search_notes
 from notes.services import enable_note_search, save_note, set_note_status
-from spaceduck.errors import InvalidInput
+from spaceduck.core.errors import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from notes.models import Note, NoteSupersession
 from notes.selectors import get_note, list_notes
 from notes.services import save_note, set_note_status
-from spaceduck.errors import Conflict, InvalidInput, NotFound
+from spaceduck.core.errors import Conflict, InvalidInput, NotFound
 
 pytestmark = pytest.mark.django_db
 

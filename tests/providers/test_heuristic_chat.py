@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 
 chat = HeuristicChat()
 

@@ -13,10 +13,10 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from spaceduck.providers import get_embedder, reset_providers
-from spaceduck.providers.embeddings import local, onnx_short
-from spaceduck.providers.embeddings.base import Fingerprint, normalise_rows
-from spaceduck.providers.embeddings.local import LocalMiniLMEmbedder
+from spaceduck.core.providers import get_embedder, reset_providers
+from spaceduck.core.providers.embeddings import local, onnx_short
+from spaceduck.core.providers.embeddings.base import Fingerprint, normalise_rows
+from spaceduck.core.providers.embeddings.local import LocalMiniLMEmbedder
 
 # Short and long, in no particular order, so that length sorting has work to do.
 MIXED_TEXTS = [

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from spaceduck.providers import get_chat, get_embedder, reset_providers
-from spaceduck.providers.chat.base import Arbitration
-from spaceduck.providers.chat.openai import ARBITRATION_SCHEMA, SUMMARY_SCHEMA, OpenAIChat
-from spaceduck.providers.embeddings.openai import OpenAIEmbedder
-from spaceduck.providers.errors import ProviderError
+from spaceduck.core.providers import get_chat, get_embedder, reset_providers
+from spaceduck.core.providers.chat.base import Arbitration
+from spaceduck.core.providers.chat.openai import ARBITRATION_SCHEMA, SUMMARY_SCHEMA, OpenAIChat
+from spaceduck.core.providers.embeddings.openai import OpenAIEmbedder
+from spaceduck.core.providers.errors import ProviderError
 from tests.fakes.openai_server import FakeOpenAI, fake_vector
 
 DIMS = 16

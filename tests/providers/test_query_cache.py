@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from memories.recall import RecallQuery, recall
-from memories.services import memory_create
-from spaceduck.providers import QUERY_CACHE, get_embedder, query_vector, reset_providers
-from spaceduck.providers.embeddings.base import Fingerprint
-from spaceduck.providers.embeddings.hashing import HashEmbedder
-from spaceduck.providers.embeddings.query_cache import SIZE, QueryCache
+from memories.recall.hybrid import RecallQuery, recall
+from memories.write.services import memory_create
+from spaceduck.core.providers import QUERY_CACHE, get_embedder, query_vector, reset_providers
+from spaceduck.core.providers.embeddings.base import Fingerprint
+from spaceduck.core.providers.embeddings.hashing import HashEmbedder
+from spaceduck.core.providers.embeddings.query_cache import SIZE, QueryCache
 
 
 class Counting:
@@ -108,7 +108,7 @@ def test_reset_providers_empties_the_cache() -> None:
 def test_recall_embeds_a_repeated_question_once(monkeypatch: pytest.MonkeyPatch) -> None:
     reset_providers()
     embedder = Counting()
-    monkeypatch.setattr("memories.recall.get_embedder", lambda: embedder)
+    monkeypatch.setattr("memories.recall.hybrid.get_embedder", lambda: embedder)
     memory_create(namespace="user:alice", kind="fact", actor="t", content="Alice drinks tea.")
     for _ in range(3):
         hits = recall(RecallQuery(namespace="user:alice", text="what does Alice drink?"))

@@ -27,9 +27,10 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from memories import selectors, services
 from memories.models import Fact
-from spaceduck.errors import ServiceError
+from memories.store import selectors
+from memories.write import services
+from spaceduck.core.errors import ServiceError
 
 MAX_SHOWN_VALUE = 100
 _ELLIPSIS = "..."
@@ -137,7 +138,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Removed {where}." if removed else f"No fact {where}; nothing to do.")
 
     def _gc(self, options: dict[str, Any]) -> None:
-        from memories.compaction import run_ttl_gc  # logs the run like the periodic task
+        from memories.upkeep.compaction import run_ttl_gc  # logs the run like the periodic task
 
         deleted = run_ttl_gc()
         self.stdout.write(f"Deleted {deleted} expired fact{'' if deleted == 1 else 's'}.")
@@ -145,12 +146,12 @@ class Command(BaseCommand):
     def _compact(self, options: dict[str, Any]) -> None:
         # Imported here so the fact commands work even while compaction (and
         # its LLM provider set-up) is unavailable.
-        from memories.compaction import run_compaction
+        from memories.upkeep.compaction import run_compaction
 
         run_compaction(stdout=self.stdout)
 
     def _claims(self, options: dict[str, Any]) -> None:
-        from memories.lifecycle import claims_backfill
+        from memories.write.lifecycle import claims_backfill
 
         read, examined, opened = claims_backfill()
         self.stdout.write(f"Read a claim for {read} of {examined} memories without one.")
@@ -161,7 +162,7 @@ class Command(BaseCommand):
             )
 
     def _purge_skill(self, options: dict[str, Any]) -> None:
-        from memories.lifecycle import skill_purge
+        from memories.write.lifecycle import skill_purge
 
         deleted = skill_purge(skill_id=options["skill_id"], namespaces=None, actor="cli")
         self.stdout.write(

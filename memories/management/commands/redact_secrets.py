@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from memories.models import Extraction, Message
-from memories.services import redact_stored
+from memories.write.services import redact_stored
 
 
 class Command(BaseCommand):

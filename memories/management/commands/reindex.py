@@ -6,7 +6,7 @@ its new vector. While a reindex is unfinished the start-up check refuses to run
 the service, so no search ever mixes vectors from two embedders.
 
 Then, and also when the fingerprint is current, the indexes are compared with
-the memories id by id (memories.integrity): memories without a vector (or with
+the memories id by id (memories.upkeep.integrity): memories without a vector (or with
 one in another namespace's partition) are embedded, vectors and keyword rows of
 deleted memories are removed, and memories missing from the keyword index are
 indexed again. ``--check`` only reports, failing when something is wrong.
@@ -20,13 +20,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 from tqdm import tqdm
 
-from memories import integrity, keyword_index, vector_index
 from memories.models import Memory
-from memories.services import embedding_text
-from spaceduck.db.locks import lock_for_write
+from memories.store import keyword_index, vector_index
+from memories.upkeep import integrity
+from memories.write.services import embedding_text
+from spaceduck.core.db.locks import lock_for_write
+from spaceduck.core.providers import ProviderError, get_embedder
+from spaceduck.core.providers.embeddings.base import Fingerprint
 from spaceduck.models import VectorIndexState
-from spaceduck.providers import ProviderError, get_embedder
-from spaceduck.providers.embeddings.base import Fingerprint
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from spaceduck.backup import BackupError, backup, source_path, verify
+from spaceduck.ops.backup import BackupError, backup, source_path, verify
 
 
 class Command(BaseCommand):

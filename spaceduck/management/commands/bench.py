@@ -12,16 +12,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 BENCHMARKS = {
-    "beliefs": "spaceduck.benchmarks.beliefs",
-    "embed": "spaceduck.benchmarks.embed",
-    "extraction": "spaceduck.benchmarks.extraction",
-    "ingest": "spaceduck.benchmarks.ingest",
-    "load": "spaceduck.benchmarks.load",
-    "locomo": "spaceduck.benchmarks.locomo",
-    "mcp": "spaceduck.benchmarks.mcp",
-    "pages": "spaceduck.benchmarks.pages",
-    "recall": "spaceduck.benchmarks.recall",
-    "vectors": "spaceduck.benchmarks.vectors",
+    "beliefs": "spaceduck.ops.benchmarks.beliefs",
+    "embed": "spaceduck.ops.benchmarks.embed",
+    "extraction": "spaceduck.ops.benchmarks.extraction",
+    "ingest": "spaceduck.ops.benchmarks.ingest",
+    "load": "spaceduck.ops.benchmarks.load",
+    "locomo": "spaceduck.ops.benchmarks.locomo",
+    "mcp": "spaceduck.ops.benchmarks.mcp",
+    "pages": "spaceduck.ops.benchmarks.pages",
+    "recall": "spaceduck.ops.benchmarks.recall",
+    "vectors": "spaceduck.ops.benchmarks.vectors",
 }
 
 
@@ -51,7 +51,7 @@ class Command(BaseCommand):
             module.add_arguments(subparsers.add_parser(name, help=" ".join(summary)))
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from spaceduck.benchmarks import scratch
+        from spaceduck.ops.benchmarks import scratch
 
         scratch.POSTGRES_SERVER = options["postgres"]
         scratch.REDIS_URL = options["redis"]

@@ -12,10 +12,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from spaceduck.demo import DEMO_NAMESPACE, load_demo
-from spaceduck.env import env_optional_str
+from spaceduck.core.env import env_optional_str
+from spaceduck.core.tokens import token_create
 from spaceduck.models import ApiToken
-from spaceduck.tokens import token_create
+from spaceduck.ops.demo import DEMO_NAMESPACE, load_demo
 
 
 class Command(BaseCommand):

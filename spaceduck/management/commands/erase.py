@@ -1,4 +1,4 @@
-"""``manage.py erase NAMESPACE``: delete everything a namespace holds (spaceduck.erasure)."""
+"""``manage.py erase NAMESPACE``: delete everything a namespace holds (spaceduck.ops.erasure)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.erasure import describe, erase_namespace, stored_counts
-from spaceduck.errors import ServiceError
+from spaceduck.core.errors import ServiceError
+from spaceduck.ops.erasure import describe, erase_namespace, stored_counts
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.transfer import TransferError, describe_counts, export, export_to_path
+from spaceduck.ops.transfer import TransferError, describe_counts, export, export_to_path
 
 
 class Command(BaseCommand):

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.transfer import BATCH_SIZE, TransferError, describe_counts, import_file
+from spaceduck.ops.transfer import BATCH_SIZE, TransferError, describe_counts, import_file
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.mcp_base import UNKNOWN_TOKEN, set_stdio_token
-from spaceduck.tokens import token_authenticate
+from spaceduck.core.mcp_base import UNKNOWN_TOKEN, set_stdio_token
+from spaceduck.core.tokens import token_authenticate
 
 TOKEN_VARIABLE = "SPACEDUCK_MCP_TOKEN"
 
@@ -49,7 +49,7 @@ class Command(BaseCommand):
             self._serve_stdio(options["token"] or os.environ.get(TOKEN_VARIABLE, ""))
 
     def _serve_stdio(self, secret: str) -> None:
-        from spaceduck.mcp_server import build_server
+        from spaceduck.ops.mcp_server import build_server
 
         if not secret.strip():
             raise CommandError(
@@ -64,7 +64,7 @@ class Command(BaseCommand):
     def _serve_http(self, host: str, port: int) -> None:
         import uvicorn
 
-        from spaceduck.mcp_server import http_app
+        from spaceduck.ops.mcp_server import http_app
 
         self.stderr.write(f"MCP over streamable HTTP at http://{host}:{port}/mcp")
         uvicorn.run(http_app(host, port), host=host, port=port, log_level="warning")

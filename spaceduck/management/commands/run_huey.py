@@ -27,11 +27,11 @@ from django.db import connection
 from huey.contrib.djhuey.management.commands import run_huey
 
 from memories.extraction.firewall import warm
-from memories.extraction.recovery import recover_extractions
-from memories.extraction.runner import renew_leases
-from spaceduck.worker import forget_old_workers, heartbeat_beat, heartbeat_stop, worker_id
+from memories.write.recovery import recover_extractions
+from memories.write.runner import renew_leases
+from spaceduck.core.worker import forget_old_workers, heartbeat_beat, heartbeat_stop, worker_id
 
-logger = logging.getLogger("spaceduck.worker")
+logger = logging.getLogger("spaceduck.core.worker")
 
 
 class Command(run_huey.Command):

@@ -1,6 +1,6 @@
 """``manage.py screenshots [--out docs/screenshots]``: PNGs of the dashboard for the docs.
 
-See spaceduck.screenshots: a throw-away database with demo data, a real server
+See spaceduck.ops.screenshots: a throw-away database with demo data, a real server
 on 127.0.0.1 and Chromium driven by Playwright.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from spaceduck import screenshots
+from spaceduck.ops import screenshots
 
 
 class Command(BaseCommand):

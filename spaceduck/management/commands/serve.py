@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.blas import one_thread
+from spaceduck.core.blas import one_thread
 from spaceduck.management.commands.mcp import host_port
 
 MAX_BACKOFF_S = 30.0
@@ -37,7 +37,7 @@ STOP_TIMEOUT_S = 30.0
 
 def _child_env(**extra: str) -> dict[str, str]:
     """The environment of the web server, the worker and the MCP endpoint: one BLAS thread
-    each (spaceduck/blas.py says why)."""
+    each (spaceduck/core/blas.py says why)."""
     return {**one_thread(dict(os.environ)), **extra}
 
 

@@ -7,14 +7,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.models import ApiToken
-from spaceduck.tokens import (
+from spaceduck.core.tokens import (
     InvalidTokenSpec,
     expiry_after,
     expiry_on,
     token_create,
     token_revoke,
 )
+from spaceduck.models import ApiToken
 
 ACTOR = "cli"  # who a token made or revoked here is recorded as
 

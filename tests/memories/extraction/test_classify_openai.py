@@ -18,8 +18,8 @@ from memories.extraction.classify import (
 )
 from memories.extraction.pipeline import classify
 from memories.extraction.types import CONFIDENCE, IMPORTANCE
-from spaceduck.providers.chat.openai import OpenAIChat
-from spaceduck.providers.errors import ProviderError
+from spaceduck.core.providers.chat.openai import OpenAIChat
+from spaceduck.core.providers.errors import ProviderError
 from tests.fakes.openai_server import FakeOpenAI
 
 NOW = datetime(2025, 6, 4, 15, 30, tzinfo=UTC)

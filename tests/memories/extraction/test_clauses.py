@@ -8,7 +8,7 @@ from memories.extraction.clauses import clauses
 from memories.extraction.pipeline import propose
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import CONFIDENCE, Candidate, Source
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 
 
 def kept(text: str) -> list[Candidate]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memories.ingest import message_ingest
 from memories.models import Memory
-from memories.services import create_thread
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread
 
 pytestmark = pytest.mark.django_db
 NS = "user:alice"

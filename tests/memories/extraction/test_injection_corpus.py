@@ -21,7 +21,7 @@ import pytest
 from memories.extraction.firewall import screen as candidate_rejection
 from memories.extraction.pipeline import propose
 from memories.extraction.types import Candidate, Source
-from spaceduck.providers import get_chat
+from spaceduck.core.providers import get_chat
 from tests.fakes.scripted_chat import ScriptedModel, memory_item
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "firewall"

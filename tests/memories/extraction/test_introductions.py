@@ -8,7 +8,7 @@ from memories.extraction import regex
 from memories.extraction.pipeline import propose
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import Source
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 
 
 def slots(text: str) -> dict[str, str]:

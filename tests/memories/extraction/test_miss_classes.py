@@ -13,7 +13,7 @@ import pytest
 
 from memories.extraction.pipeline import propose
 from memories.extraction.types import Candidate, Source
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 
 
 def kept(text: str) -> list[Candidate]:

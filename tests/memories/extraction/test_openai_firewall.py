@@ -20,7 +20,7 @@ from memories.extraction.classify import SCHEMA_NAME
 from memories.extraction.guard import skip_reason, strip_recalled
 from memories.extraction.pipeline import propose
 from memories.models import Memory
-from spaceduck.providers import get_chat, reset_providers
+from spaceduck.core.providers import get_chat, reset_providers
 from tests.conftest import Actor
 from tests.fakes.openai_server import ChatHandler, FakeOpenAI
 from tests.fakes.scripted_chat import memory_item

@@ -10,10 +10,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories.extraction.recovery import recover_extractions
-from memories.extraction.runner import renew_leases, run_extraction
 from memories.models import Extraction
-from memories.services import create_thread, save_message
+from memories.write.recovery import recover_extractions
+from memories.write.runner import renew_leases, run_extraction
+from memories.write.services import create_thread, save_message
 from spaceduck.models import WorkerHeartbeat
 
 pytestmark = pytest.mark.django_db
@@ -99,7 +99,7 @@ def test_health_reports_workers_and_stuck_extractions(client: Client, settings) 
 def test_health_reports_memories_missing_from_the_search_indexes(client: Client) -> None:
     from django.db import connection
 
-    from memories.services import memory_create
+    from memories.write.services import memory_create
 
     memory = memory_create(namespace="user:alice", kind="fact", content="Alice rows.", actor="t")
     assert client.get("/api/health").json()["indexes"]["problem"] is None
@@ -118,7 +118,7 @@ def test_an_unexpected_error_in_an_attempt_is_a_failed_attempt_not_a_record_left
 ) -> None:
     from django.db import OperationalError
 
-    from memories.extraction import runner
+    from memories.write import runner
 
     def locked(*args: object, **kwargs: object) -> None:
         raise OperationalError("database is locked")

@@ -12,7 +12,7 @@ from memories.extraction import regex
 from memories.extraction.pipeline import propose
 from memories.extraction.reported import doubt_about, only_reported, reported_spans, strip_reported
 from memories.extraction.types import Source
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 from tests.fakes.scripted_chat import ScriptedModel, memory_item
 
 REPORTED = [

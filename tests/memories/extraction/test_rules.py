@@ -13,8 +13,8 @@ import pytest
 from memories.extraction import pipeline
 from memories.extraction.rules import classify_message
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, KINDS, PROCEDURE_SUBTYPES, Candidate
-from spaceduck.providers.chat.base import ChatProvider
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.base import ChatProvider
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 
 chat: ChatProvider = HeuristicChat()
 # A Wednesday, so "last Sunday" and "on Friday" land on known days.

@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memories import lifecycle
 from memories.extraction.pipeline import propose
-from memories.extraction.runner import run_extraction
 from memories.extraction.secrets import find_secret
 from memories.extraction.types import Source
-from memories.ingest import message_ingest
 from memories.models import Memory, MemoryEvent
-from memories.services import create_thread, memory_create
-from spaceduck.errors import InvalidInput
-from spaceduck.providers import get_chat, reset_providers
+from memories.write import lifecycle
+from memories.write.ingest import message_ingest
+from memories.write.runner import run_extraction
+from memories.write.services import create_thread, memory_create
+from spaceduck.core.errors import InvalidInput
+from spaceduck.core.providers import get_chat, reset_providers
 from tests.conftest import Actor
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -7,7 +7,7 @@ import pytest
 from memories.extraction.pipeline import propose
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import Source
-from spaceduck.providers.chat.heuristic import HeuristicChat
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 
 
 @pytest.mark.parametrize(

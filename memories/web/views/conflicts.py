@@ -1,0 +1,122 @@
+"""The conflict inbox in the dashboard (``/review/conflicts/``): each pair side by side with
+where both came from; replace, keep both or edit into one, one by one or in bulk.
+
+The decisions are ``memories.write.conflicts``' (the API's too); every control is a plain form,
+htmx only swaps the inbox in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from memories.store.selectors import clean_namespace
+from memories.write import conflicts
+from spaceduck.core.errors import InvalidInput, ServiceError
+from spaceduck.core.pages import staff_actor
+
+INBOX = "memories/conflicts.html"
+PAGE_SIZE = 50
+_DONE = {"replace": "replaced", "keep_both": "kept both", "merge": "edited into one"}
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def inbox(request: HttpRequest) -> HttpResponse:
+    """The open conflicts, newest first (``?namespace=`` for one namespace)."""
+    if request.method == "POST":
+        return _decide(request)
+    namespace, error = _namespace(request.GET.get("namespace", ""))
+    status = 400 if error else 200
+    return _render(request, namespace, error, status)
+
+
+def _namespace(raw: str) -> tuple[str, str]:
+    """(the canonical namespace or "", the error to show)."""
+    if not raw.strip():
+        return "", ""
+    try:
+        return clean_namespace(raw.strip()), ""
+    except InvalidInput as exc:
+        return raw, str(exc)
+
+
+def _render(request: HttpRequest, namespace: str, error: str, status: int = 200) -> HttpResponse:
+    context: dict[str, Any] = {
+        "namespace": namespace,
+        "error": error,
+        "pairs": [],
+        "max_content": settings.MAX_MEMORY_CONTENT_CHARS,
+    }
+    if not error:
+        waiting = conflicts.pending(namespace).order_by("-id")
+        context["pairs"] = list(waiting[:PAGE_SIZE])
+        for pair in context["pairs"]:
+            pair.sides = (("old", pair.old), ("new", pair.new))  # type: ignore[attr-defined]
+        context["more"] = waiting[PAGE_SIZE : PAGE_SIZE + 1].exists()
+    template = INBOX + "#inbox" if request.htmx else INBOX  # type: ignore[attr-defined]
+    return render(request, template, context, status=status)
+
+
+def _decide(request: HttpRequest) -> HttpResponse:
+    # A pair's own buttons send "row" = "<decision>:<id>" (merge with that pair's
+    # "content-<id>"); the bulk buttons send "decision" with the ticked "ids".
+    row_decision, _, row_id = request.POST.get("row", "").partition(":")
+    namespace, _error = _namespace(request.POST.get("namespace", ""))
+    try:
+        if row_decision:
+            _decide_one(request, row_decision, row_id)
+        else:
+            _decide_many(request)
+    except ServiceError as exc:
+        messages.error(request, str(exc))
+        if request.htmx:  # type: ignore[attr-defined]
+            return _render(request, namespace, "", status=getattr(exc, "status_code", 400))
+    if request.htmx:  # type: ignore[attr-defined]
+        return _render(request, namespace, "")
+    target = reverse("memories:conflicts")
+    return HttpResponseRedirect(f"{target}?namespace={namespace}" if namespace else target)
+
+
+def _decide_one(request: HttpRequest, decision: str, raw_id: str) -> None:
+    if not raw_id.isdigit():
+        raise _Bad("choose a conflict (its id is a number)")
+    conflict = conflicts.conflict_get(int(raw_id))
+    conflicts.conflict_resolve(
+        conflict=conflict,
+        decision=decision,
+        actor=staff_actor(request),
+        can_approve=True,
+        content=request.POST.get(f"content-{raw_id}", "") if decision == "merge" else "",
+    )
+    messages.success(request, f"Conflict {conflict.pk}: {_DONE.get(decision, decision)}.")
+
+
+def _decide_many(request: HttpRequest) -> None:
+    ids = request.POST.getlist("ids")
+    if not ids:
+        raise _Bad("tick at least one conflict, then choose what to do with them")
+    if not all(i.isdigit() for i in ids):
+        raise _Bad("conflict ids are numbers")
+    decision = request.POST.get("decision", "")
+    done, skipped = conflicts.conflicts_resolve(
+        conflict_ids=[int(i) for i in ids],
+        decision=decision,
+        actor=staff_actor(request),
+        can_approve=True,
+    )
+    if done:
+        messages.success(request, f"{len(done)} conflicts: {_DONE.get(decision, decision)}.")
+    for conflict_id, why in skipped.items():
+        messages.warning(request, f"Conflict {conflict_id} left as it was: {why}.")
+
+
+class _Bad(ServiceError):
+    """A form that does not say what to decide (400)."""

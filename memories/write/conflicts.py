@@ -1,0 +1,213 @@
+"""The conflict inbox: two memories the engine would not decide between on its own.
+
+``memories.write.dedup`` opens a conflict, in the transaction that stores the new memory, when it
+is not confident in what a new candidate means for a live memory (the arbiter unsure, a new
+value, said once and without a word that anything changed, for a claim that was said again
+or confirmed by a person; a statement that may not be meant: sarcasm, a hypothetical, a
+quotation). The new memory
+waits as a candidate; the old one stays as it was. A person then decides, here for the API
+(``/api/conflicts``), the dashboard (``/review/conflicts/``) and the admin alike:
+
+- **replace**: the new one becomes active and supersedes the old one (history, reversible
+  from the old memory's page), and every other live memory whose claim it contradicts;
+- **keep both**: the new one becomes active beside the old one;
+- **merge** (edit into one): the new one gets the text the person wrote, becomes active and
+  supersedes the old one.
+
+Deciding needs the ``approve`` permission: an agent cannot settle its own conflict. A
+conflict whose memories changed meanwhile (the candidate rejected in the candidate queue,
+either memory archived, superseded or deleted) is settled elsewhere: it leaves the inbox and
+a decision on it is refused with what happened. A candidate approved in the queue stays in
+the inbox beside the old memory: two active memories that contradict each other are still
+a question (``dedup.open_contradictions`` opens such pairs when an edit or claims read after
+an upgrade make them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
+from memories.write.dedup import LIVE, contradicting
+from memories.write.lifecycle import memory_edit
+from memories.write.services import memory_history_record
+from spaceduck.core.errors import Conflict as ConflictError
+from spaceduck.core.errors import InvalidInput, NotFound, PermissionDenied
+
+DECISIONS = ("replace", "keep_both", "merge")
+BULK_DECISIONS = ("replace", "keep_both")  # merge needs the text of each pair
+# The new side waits as a candidate, or is active beside the old one (two live memories the
+# write path did not decide between: dedup.open_contradictions).
+_NEW_WAITING = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE)
+_PENDING = Q(status=Conflict.Status.OPEN, new__status__in=_NEW_WAITING, old__status__in=LIVE)
+
+
+def pending(namespace: str = "") -> QuerySet[Conflict]:
+    """Open conflicts still waiting for a person, newest first, with both memories."""
+    conflicts = Conflict.objects.filter(_PENDING).select_related(
+        "old__source_message", "new__source_message"
+    )
+    return conflicts.filter(namespace=namespace) if namespace else conflicts
+
+
+def pending_count(cap: int = 1000) -> tuple[int, bool]:
+    """How many wait (counted up to ``cap``) and whether there are more."""
+    counted = len(Conflict.objects.filter(_PENDING).values_list("pk", flat=True)[: cap + 1])
+    return min(counted, cap), counted > cap
+
+
+def conflict_get(conflict_id: int) -> Conflict:
+    try:
+        return Conflict.objects.select_related("old", "new").get(pk=conflict_id)
+    except Conflict.DoesNotExist:
+        raise NotFound(f"conflict {conflict_id} does not exist") from None
+
+
+def conflict_resolve(
+    *, conflict: Conflict, decision: str, actor: str, can_approve: bool, content: str = ""
+) -> Conflict:
+    """Apply a person's decision (see the module docstring); InvalidInput, PermissionDenied
+    or ConflictError (already decided, or settled elsewhere) when it cannot be applied."""
+    if decision not in DECISIONS:
+        raise InvalidInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+    if not can_approve:
+        raise PermissionDenied("deciding a conflict needs the 'approve' permission")
+    content = content.strip()
+    if decision == "merge" and not content:
+        raise InvalidInput("merge needs the content of the memory that replaces both")
+    if decision != "merge" and content:
+        raise InvalidInput("content is only for merge (edit into one)")
+    with transaction.atomic():
+        # Locked and read again: of two reviewers deciding the same pair, one wins.
+        conflict = (
+            Conflict.objects.select_for_update().select_related("old", "new").get(pk=conflict.pk)
+        )
+        settled = _settled_elsewhere(conflict)  # closes it when settled (committed)
+        if not settled:
+            _apply(conflict, decision, actor, content)
+    if settled:
+        raise ConflictError(settled)
+    return conflict
+
+
+def _apply(conflict: Conflict, decision: str, actor: str, content: str) -> None:
+    new = conflict.new
+    if decision == "merge":
+        # Validated and re-embedded as any edit (limits, the secrets firewall); its claim is
+        # read again from the new text.
+        memory_edit(memory=new, changes={"content": content}, actor=actor)
+    if new.status == MemoryStatus.CANDIDATE:
+        new.status = MemoryStatus.ACTIVE
+        new.updated_at = timezone.now()
+        new.save(update_fields=["status", "updated_at"])
+        memory_history_record(
+            memory=new,
+            event=MemoryEvent.Event.PROMOTED,
+            actor=actor,
+            reason=f"conflict {conflict.pk} with memory {conflict.old_id}: {_LABEL[decision]}",
+        )
+    if decision != "keep_both":
+        for old in _replaced(conflict):
+            _supersede(old, new, actor, f"conflict {conflict.pk}: {_LABEL[decision]}")
+    _close(conflict, decision, actor)
+
+
+_LABEL = {"replace": "replaced", "keep_both": "both kept", "merge": "edited into one"}
+
+
+def conflicts_resolve(
+    *, conflict_ids: Iterable[int], decision: str, actor: str, can_approve: bool
+) -> tuple[list[int], dict[int, str]]:
+    """One decision for many conflicts: (those decided, {id: why another was left})."""
+    if decision not in BULK_DECISIONS:
+        raise InvalidInput(f"a bulk decision is one of {', '.join(BULK_DECISIONS)}")
+    if not can_approve:
+        raise PermissionDenied("deciding a conflict needs the 'approve' permission")
+    ids = sorted({int(i) for i in conflict_ids})
+    if not ids:
+        raise InvalidInput("choose at least one conflict")
+    found = Conflict.objects.select_related("old", "new").in_bulk(ids)
+    done: list[int] = []
+    skipped: dict[int, str] = {}
+    for conflict_id in ids:
+        conflict = found.get(conflict_id)
+        if conflict is None:
+            skipped[conflict_id] = "does not exist"
+            continue
+        try:
+            conflict_resolve(
+                conflict=conflict, decision=decision, actor=actor, can_approve=can_approve
+            )
+        except ConflictError as exc:
+            skipped[conflict_id] = str(exc)
+            continue
+        done.append(conflict_id)
+    return done, skipped
+
+
+def _settled_elsewhere(conflict: Conflict) -> str:
+    """Why the conflict can no longer be decided ("" when it can); closes it if settled."""
+    if conflict.status != Conflict.Status.OPEN:
+        return (
+            f"conflict {conflict.pk} was decided already ({conflict.get_resolution_display()} "
+            f"by {conflict.resolved_by or 'someone'})"
+        )
+    new, old = _reload(conflict.new), _reload(conflict.old)
+    if new is None or old is None:
+        gone = conflict.new_id if new is None else conflict.old_id
+        return f"memory {gone} of conflict {conflict.pk} was deleted"
+    conflict.new, conflict.old = new, old
+    why = ""
+    if new.status not in _NEW_WAITING:
+        why = f"memory {new.pk} is {new.status} now"
+    elif old.status not in LIVE:
+        why = f"memory {old.pk} is {old.status} now"
+    if why:
+        _close(conflict, Conflict.Resolution.SETTLED, "")
+        return f"conflict {conflict.pk} was settled elsewhere: {why}"
+    return ""
+
+
+def _reload(memory: Memory) -> Memory | None:
+    return Memory.objects.filter(pk=memory.pk).first()
+
+
+def _replaced(conflict: Conflict) -> list[Memory]:
+    """The old memory, and every other live fact whose claim the new one contradicts (in
+    its namespace and scope, as the write path decides)."""
+    old = conflict.old
+    gone = [old] if old.status in LIVE else []
+    return gone + [m for m in contradicting(conflict.new) if m.pk != old.pk]
+
+
+def _supersede(old: Memory, new: Memory, actor: str, reason: str) -> None:
+    old.status, old.superseded_by, old.updated_at = MemoryStatus.SUPERSEDED, new, timezone.now()
+    old.save(update_fields=["status", "superseded_by", "updated_at"])
+    memory_history_record(
+        memory=old,
+        event=MemoryEvent.Event.SUPERSEDED,
+        actor=actor,
+        reason=reason,
+        data={"superseded_by": new.pk},
+    )
+
+
+def _close(conflict: Conflict, resolution: str, actor: str) -> None:
+    conflict.status, conflict.resolution = Conflict.Status.RESOLVED, resolution
+    conflict.resolved_by, conflict.resolved_at = actor, timezone.now()
+    conflict.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
+
+
+__all__ = [
+    "BULK_DECISIONS",
+    "DECISIONS",
+    "conflict_get",
+    "conflict_resolve",
+    "conflicts_resolve",
+    "pending",
+    "pending_count",
+]

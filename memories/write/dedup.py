@@ -1,0 +1,833 @@
+"""Keeping memory clean at write time: exact dedup, semantic dedup, contradictions.
+
+For each candidate that passed the extraction stages (or came in through the
+API), ``commit_candidate`` decides, against the live memories of the same
+namespace and kind:
+
+1. task budget: a task run writes at most ``max_memory_writes`` memories;
+2. exact duplicate (normalised content hash, same scope): touch it, store nothing;
+3. claims (``memories.extraction.claims``: subject, attribute, value, polarity): a live fact
+   about the same subject and attribute with the same value is restated (touch it, store
+   nothing, whatever the wording); every one whose value or polarity conflicts is superseded,
+   whatever the cosine; one about something else (another person, another attribute) is
+   never a duplicate nor contradicted below. Checked again under the write lock;
+   identity slot: a new value for a slot supersedes the old value, whatever the cosine;
+4. cosine >= DEDUP_THRESHOLD (0.92) AND the same meaning-carrying tokens (see
+   ``salient_tokens``: numbers, also inside "P11"/"Falcon11", names, dates, versions,
+   emails/URLs): near-duplicate, touch it, store nothing. A near neighbour whose tokens
+   differ is never a duplicate, whatever the cosine ("Project P11 has the codename
+   Falcon11." vs "Project P13 has the codename Falcon13." is 0.925 on MiniLM): it joins
+   the same-topic band below;
+5. TOPIC_THRESHOLD (0.60) <= cosine (< 0.92, or above with different tokens): same topic,
+   ask the arbiter; on a contradiction the old memory is superseded by the new one in one
+   transaction ("Postgres 15" -> "Postgres 16" for the same server);
+6. otherwise: store.
+
+Live means candidate, active or stale: re-learning a fact that was superseded
+earlier creates a new memory instead of matching the dead one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
+from memories.extraction.salient import salient_tokens
+from memories.extraction.types import CONFIDENCE, Candidate, Verdict
+from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
+from memories.store import vector_index
+from memories.store.selectors import memories_by_id
+from memories.write.services import HistoryEvent, content_hash, memory_history_records
+from spaceduck.core import runtime
+from spaceduck.core.db.fast import (
+    Statement,
+    fast_insert,
+    fast_update,
+    hot_cursor,
+    insert_statement,
+    inserted,
+    read_plan,
+)
+from spaceduck.core.db.locks import lock_for_write
+from spaceduck.core.failpoints import failpoint
+from spaceduck.core.providers import get_chat, get_embedder
+
+LIVE = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE, MemoryStatus.STALE)
+SEMANTIC_NEIGHBOURS = 20  # nearest vectors examined; enough when kinds mix in a namespace
+MAX_ARBITRATIONS = 5  # same-topic memories the arbiter is asked about per candidate
+SEEN_CONFIDENCE_STEP = 0.15  # observed again: one bucket more certain
+
+
+@dataclass
+class WriteContext:
+    """Where a candidate comes from and where it goes."""
+
+    namespace: str
+    actor: str
+    source_type: str = "api"
+    message_id: str | None = None
+    thread_id: str | None = None
+    task_id: str = ""
+    skill_id: str = ""
+    scope: str = "global"
+    scope_id: str = ""
+    max_memory_writes: int | None = None
+    # Memory.context of what this write stores: where it was learnt.
+    context: str = ""
+    now: datetime = field(default_factory=timezone.now)
+
+
+def initial_status(confidence: float) -> str:
+    return (
+        MemoryStatus.ACTIVE if confidence >= settings.ACTIVE_CONFIDENCE else MemoryStatus.CANDIDATE
+    )
+
+
+# Hot-path lookups run on every candidate; as raw SQL over the (namespace, ...)
+# indexes they cost ~20 us instead of ~1 ms of ORM query building each.
+_IN_SCOPE = (
+    "kind = %s AND scope = %s AND scope_id = %s AND status IN ('candidate', 'active', 'stale')"
+)
+_LIVE_WHERE = f"namespace = %s AND {_IN_SCOPE}"
+# The whole row ({columns}: a read plan's), so an exact duplicate costs one query.
+_EXACT_SQL = (
+    f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} AND content_hash = %s "
+    "ORDER BY id DESC LIMIT 1"
+)
+# Without statistics SQLite prefers the (namespace, status, kind) index and scans
+# the namespace; slots are rare, so the partial slot index is always the right one
+# (its condition, NOT (slot = ''), must appear in the query for SQLite to use it).
+_SLOT_SQL = (
+    "SELECT id FROM memories_memory {hint}"
+    f"WHERE {_LIVE_WHERE} AND NOT (slot = '') AND slot = %s ORDER BY id"
+)
+
+
+def _slot_sql() -> str:
+    """_SLOT_SQL with SQLite's index hint; PostgreSQL's planner has statistics (and no hint)."""
+    hint = "INDEXED BY memory_slot_idx " if connection.vendor == "sqlite" else ""
+    return _SLOT_SQL.format(hint=hint)
+
+
+_LIVE_IDS_SQL = f"SELECT id FROM memories_memory WHERE {_LIVE_WHERE} AND id IN ({{ids}})"
+# The live memories about one subject and attribute (the partial claim index; its condition
+# must appear in the query for SQLite to use it).
+# Whole rows ({columns}: a read plan's): one round trip, not the ids and then the rows.
+_CLAIM_SQL = (
+    f"SELECT {{columns}} FROM memories_memory WHERE {_LIVE_WHERE} "
+    "AND NOT (claim_attribute = '') AND claim_subject = %s AND claim_attribute = %s ORDER BY id"
+)
+# Before anything is embedded, both look-ups by content in one round trip: what this
+# message already produced, in any status (a re-run after a crash must not bring back a
+# memory that a later message superseded in between), and the live exact duplicates.
+_SAME_CONTENT_SQL = (
+    "SELECT {columns} FROM memories_memory WHERE namespace = %s AND content_hash = %s "
+    f"AND (source_message_id = %s OR ({_IN_SCOPE})) "
+    "ORDER BY id"
+)
+
+
+_MESSAGE_EXISTS_SQL = "SELECT 1 FROM memories_message WHERE id = %s"
+
+
+def _message_exists(message_id: str) -> bool:
+    with hot_cursor() as cursor:
+        return cursor.execute(_MESSAGE_EXISTS_SQL, [message_id]).fetchone() is not None
+
+
+def _live_ids(ctx: WriteContext, kind: str, sql: str, *extra: str | int) -> list[int]:
+    with hot_cursor() as cursor:
+        rows = cursor.execute(sql, [ctx.namespace, kind, ctx.scope, ctx.scope_id, *extra])
+        return [row[0] for row in rows.fetchall()]
+
+
+def _same_message(memory: Memory, ctx: WriteContext) -> bool:
+    return ctx.message_id is not None and memory.source_message_id == ctx.message_id
+
+
+def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) -> list[str]:
+    """Observed again: refresh last_seen_at, raise confidence, promote or revive it.
+
+    The row and its history rows are written in one transaction: one commit
+    instead of one per statement, and never a change without its history.
+    """
+    events = [MemoryEvent.Event.SEEN]
+    memory.last_seen_at = ctx.now
+    memory.confidence = min(
+        CONFIDENCE["certain"], max(memory.confidence, candidate.confidence) + SEEN_CONFIDENCE_STEP
+    )
+    if memory.status in (MemoryStatus.CANDIDATE, MemoryStatus.STALE):
+        events.append(
+            MemoryEvent.Event.PROMOTED
+            if memory.status == MemoryStatus.CANDIDATE
+            else MemoryEvent.Event.ACTIVATED
+        )
+        memory.status = MemoryStatus.ACTIVE
+    if connection.vendor == "postgresql":
+        _pg_touch(memory, [str(e) for e in events], reason, ctx.actor)
+        return [str(e) for e in events]
+    # No savepoint when nested (a duplicate found again under the write lock): nothing
+    # catches a failure here, the caller's transaction rolls back whole.
+    with transaction.atomic(savepoint=False):
+        fast_update(memory, _TOUCHED)
+        memory_history_records([HistoryEvent(memory, e, reason) for e in events], actor=ctx.actor)
+    return [str(e) for e in events]
+
+
+_TOUCHED = ("last_seen_at", "confidence", "status")
+# PostgreSQL: touch's row and its history rows in one statement, which commits alone (no
+# BEGIN and COMMIT round trips): the history only for a row the UPDATE found.
+_PG_TOUCH_SQL = (
+    "WITH u AS (UPDATE memories_memory SET last_seen_at = %s, confidence = %s, status = %s "
+    "WHERE id = %s RETURNING id) "
+    "INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, reason, data, "
+    "created_at) SELECT u.id, %s, e.event, %s, %s, '{}'::jsonb, %s::timestamptz "
+    "FROM u, unnest(%s::text[]) WITH ORDINALITY AS e(event, i) ORDER BY e.i"
+)
+
+
+def _pg_touch(memory: Memory, events: list[str], reason: str, actor: str) -> None:
+    fields = [Memory._meta.get_field(name) for name in _TOUCHED]
+    values = [f.get_db_prep_save(f.pre_save(memory, False), connection) for f in fields]  # type: ignore[union-attr]
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with hot_cursor() as cursor:
+        cursor.execute(
+            _PG_TOUCH_SQL, [*values, memory.pk, memory.namespace, actor, reason, now, events]
+        )
+        if cursor.rowcount == 0:  # as fast_update: the row is gone, nothing was written
+            raise DatabaseError("Save with update_fields did not affect any rows.")
+
+
+def _new_memory(candidate: Candidate, ctx: WriteContext) -> Memory:
+    claim = candidate.claim
+    return Memory(
+        claim_subject=claim.subject if claim else "",
+        claim_attribute=claim.attribute if claim else "",
+        claim_value=stored_value(claim)[:255] if claim else "",
+        claim_polarity=claim.polarity if claim else "",
+        namespace=ctx.namespace,
+        kind=candidate.kind,
+        title=candidate.title,
+        content=candidate.content,
+        summary=candidate.summary,
+        tags=candidate.tags,
+        context=ctx.context,
+        importance=candidate.importance,
+        confidence=candidate.confidence,
+        status=initial_status(candidate.confidence),
+        scope=ctx.scope,
+        scope_id=ctx.scope_id,
+        procedure_subtype=candidate.procedure_subtype,
+        slot=candidate.slot,
+        source_type=ctx.source_type,
+        source_message_id=ctx.message_id,
+        source_thread_id=ctx.thread_id,
+        source_task_id=ctx.task_id,
+        source_skill_id=ctx.skill_id,
+        content_hash=content_hash(candidate.content),
+        occurred_at=candidate.occurred_at,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+        last_seen_at=ctx.now,
+    )
+
+
+def store(
+    candidate: Candidate,
+    vector: np.ndarray,
+    ctx: WriteContext,
+    supersede: list[tuple[Memory, str]] = (),  # type: ignore[assignment]
+    ask: list[tuple[Memory, str]] = (),  # type: ignore[assignment]
+) -> Memory:
+    """Insert the memory and supersede the old ones in ONE transaction; with pairs to
+    ``ask`` a person about, it waits as a candidate and each pair goes to the conflict inbox."""
+    # No savepoint when nested (commit_candidate's locked block): nothing catches a failure
+    # in between, so it rolls the caller's transaction back whole; a savepoint would only
+    # cost two round trips on PostgreSQL.
+    with transaction.atomic(savepoint=False):
+        new = _new_memory(candidate, ctx)
+        if ask or candidate.doubt:
+            new.status = MemoryStatus.CANDIDATE
+        created = f"{candidate.stage} stage"
+        if connection.vendor == "postgresql" and not supersede:
+            memory = _pg_store(new, vector, created, ctx.actor)
+            failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
+            for old, reason in ask:
+                Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
+            return memory
+        memory = fast_insert(new)
+        failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
+        vector_index.upsert([(memory.pk, memory.namespace, vector)], new=True)
+        events = [HistoryEvent(memory, MemoryEvent.Event.CREATED, created)]
+        for old, reason in supersede:
+            old.status = MemoryStatus.SUPERSEDED
+            old.superseded_by = memory
+            old.updated_at = ctx.now
+            fast_update(old, ("status", "superseded_by", "updated_at"))
+            data = {"superseded_by": memory.pk}
+            events.append(HistoryEvent(old, MemoryEvent.Event.SUPERSEDED, reason, data))
+        memory_history_records(events, actor=ctx.actor)
+        for old, reason in ask:
+            Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
+    return memory
+
+
+# PostgreSQL: a new memory's history row, in the statement that inserts it (CTE ``m``).
+_PG_CREATED_CTE = (
+    "history AS (INSERT INTO memories_memoryevent (memory_id, namespace, event, actor, "
+    "reason, data, created_at) SELECT m.id, %s, %s, %s, %s, '{}'::jsonb, %s::timestamptz FROM m)"
+)
+
+
+def _pg_store(new: Memory, vector: np.ndarray, reason: str, actor: str) -> Memory:
+    """The memory, its vector (with the counters and the change log) and its "created"
+    history row in one statement: one round trip where there were three."""
+    insert, values = insert_statement(new)  # returns the new id
+    ctes, cte_values = vector_index.pg_new_vector(new.namespace, vector)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    event = str(MemoryEvent.Event.CREATED)
+    sql = f"WITH m AS ({insert}), {ctes}, {_PG_CREATED_CTE} SELECT id FROM m"
+    params = [*values, *cte_values, new.namespace, event, actor, reason, now]
+    with hot_cursor() as cursor:
+        pk = cursor.execute(sql, params).fetchone()[0]
+    return inserted(new, pk)
+
+
+def _budget_exhausted(ctx: WriteContext) -> bool:
+    if not ctx.task_id:
+        return False
+    limit = (
+        runtime.task_max_memory_writes() if ctx.max_memory_writes is None else ctx.max_memory_writes
+    )
+    return Memory.objects.filter(source_task_id=ctx.task_id).count() >= limit
+
+
+def _same_content(candidate: Candidate, ctx: WriteContext) -> tuple[int | None, Memory | None]:
+    """(the memory this same message already stored with this content, whatever its status;
+    the newest live one with this content in the scope): one round trip for both."""
+    plan = read_plan(Memory)
+    with hot_cursor() as cursor:
+        sql, params = _same_content_read(candidate, ctx)
+        rows = [plan.instance(Memory, row) for row in cursor.execute(sql, params).fetchall()]
+    return _same_content_of(rows, candidate, ctx)
+
+
+def _same_content_read(candidate: Candidate, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, content_hash(candidate.content), ctx.message_id]
+    params += [candidate.kind, ctx.scope, ctx.scope_id]
+    return _SAME_CONTENT_SQL.format(columns=read_plan(Memory).columns), params
+
+
+def _same_content_of(
+    rows: list[Memory], candidate: Candidate, ctx: WriteContext
+) -> tuple[int | None, Memory | None]:
+    earlier = next((m.pk for m in rows if _same_message(m, ctx)), None)
+    live = [m for m in rows if _live_in_scope(m, candidate, ctx)]
+    return earlier, (live[-1] if live else None)
+
+
+def _memory_reads(
+    parts: Sequence[Statement], scalars: Sequence[Statement] = ()
+) -> tuple[list[Any], list[list[Memory]]]:
+    """PostgreSQL: several reads of whole memory rows (each ordered by id) and of single
+    values in one round trip: (the values, each part's memories)."""
+    plan = read_plan(Memory)
+    union = " UNION ALL ".join(
+        f"SELECT {i} AS part, p{i}.* FROM ({sql}) AS p{i}" for i, (sql, _) in enumerate(parts)
+    )
+    heads = [f"({sql})" for sql, _ in scalars]
+    sql = (
+        f"SELECT {', '.join([*heads, 'x.part', plan.of('x')])} FROM (SELECT 1) AS one "
+        f"LEFT JOIN ({union}) AS x ON true ORDER BY x.part, x.id"
+    )
+    params = [value for _, given in [*scalars, *parts] for value in given]
+    with hot_cursor() as cursor:
+        rows = cursor.execute(sql, params).fetchall()
+    n = len(scalars)
+    found: list[list[Memory]] = [[] for _ in parts]
+    for row in rows:
+        if row[n] is not None:
+            found[row[n]].append(plan.instance(Memory, row[n + 1 :]))
+    return list(rows[0][:n]), found
+
+
+@dataclass(frozen=True)
+class _First:
+    """``commit_candidate``'s look-ups before anything is embedded."""
+
+    earlier: int | None  # what this message already stored with this content
+    exact: Memory | None  # the newest live exact duplicate
+    holders: list[tuple[Memory, Claim]]  # the claim's holders
+    version: tuple[int, int] | None = None  # the vector counters (PostgreSQL)
+    slotted: list[Memory] | None = None  # the slot's holders (PostgreSQL)
+
+
+def _first_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _First:
+    """One round trip on PostgreSQL (the slot's holders and the counters with them);
+    elsewhere the holders are read only when the content found nothing, the slot's holders
+    and the counters later."""
+    if connection.vendor != "postgresql":
+        earlier, exact = _same_content(candidate, ctx)
+        if earlier is not None or exact is not None or claim is None:
+            return _First(earlier, exact, [])
+        return _First(earlier, exact, _claim_holders(claim, ctx))
+    parts = [_same_content_read(candidate, ctx)]
+    if claim is not None:
+        parts.append(_claim_read(claim, ctx))
+    if candidate.slot:
+        params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id, candidate.slot]
+        parts.append((_SLOT_ROWS_SQL.format(columns=read_plan(Memory).columns), params))
+    (epoch, version), found = _memory_reads(parts, vector_index.version_reads(ctx.namespace))
+    earlier, exact = _same_content_of(found[0], candidate, ctx)
+    holders = _holders_of(claim, found[1]) if claim is not None else []
+    slotted = found[-1] if candidate.slot else []
+    return _First(earlier, exact, holders, (int(epoch), int(version)), slotted)
+
+
+# _SLOT_SQL's memories whole (PostgreSQL: no index hint), ordered by id.
+_SLOT_ROWS_SQL = (
+    "SELECT {columns} FROM memories_memory "
+    f"WHERE {_LIVE_WHERE} AND NOT (slot = '') AND slot = %s ORDER BY id"
+)
+
+
+@dataclass(frozen=True)
+class _Locked:
+    """What ``commit_candidate`` reads again under the write lock."""
+
+    there: bool  # the message is still there (or the write has none)
+    raced: Memory | None  # a live exact duplicate stored meanwhile
+    holders: list[tuple[Memory, Claim]]  # the claim's holders now
+    version: tuple[int, int] | None = None  # the namespace's vector counters (PostgreSQL)
+
+
+def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -> _Locked:
+    """The checks again under the write lock. One round trip on PostgreSQL, in a statement
+    after the lock's (its snapshot sees what committed before the lock was granted), with
+    the vector counters ``_near_duplicate_since`` reads next; elsewhere each only when the
+    one before found nothing."""
+    if connection.vendor != "postgresql":
+        if ctx.message_id and not _message_exists(ctx.message_id):
+            return _Locked(False, None, [])
+        raced = _exact_match(candidate, ctx)
+        if raced is not None or claim is None:
+            return _Locked(True, raced, [])
+        return _Locked(True, None, _claim_holders(claim, ctx))
+    parts = [_exact_read(candidate, ctx)]
+    if claim is not None:
+        parts.append(_claim_read(claim, ctx))
+    there: Statement = ("true", [])
+    if ctx.message_id:
+        there = (f"EXISTS ({_MESSAGE_EXISTS_SQL})", [ctx.message_id])
+    (exists, epoch, version), found = _memory_reads(
+        parts, [there, *vector_index.version_reads(ctx.namespace)]
+    )
+    raced = found[0][0] if found[0] else None
+    holders = _holders_of(claim, found[1]) if claim is not None else []
+    return _Locked(bool(exists), raced, holders, (int(epoch), int(version)))
+
+
+def _live_in_scope(memory: Memory, candidate: Candidate, ctx: WriteContext) -> bool:
+    """What _LIVE_WHERE selects, for a row already read."""
+    return (
+        memory.kind == candidate.kind
+        and memory.scope == ctx.scope
+        and memory.scope_id == ctx.scope_id
+        and memory.status in LIVE
+    )
+
+
+def _exact_match(candidate: Candidate, ctx: WriteContext) -> Memory | None:
+    plan = read_plan(Memory)
+    with hot_cursor() as cursor:
+        row = cursor.execute(*_exact_read(candidate, ctx)).fetchone()
+    return None if row is None else plan.instance(Memory, row)
+
+
+def _exact_read(candidate: Candidate, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, candidate.kind, ctx.scope, ctx.scope_id]
+    sql = _EXACT_SQL.format(columns=read_plan(Memory).columns)
+    return sql, [*params, content_hash(candidate.content)]
+
+
+def _neighbours(
+    vector: np.ndarray,
+    candidate: Candidate,
+    ctx: WriteContext,
+    among: Collection[int] | None = None,
+) -> list[tuple[int, float]]:
+    """Live memories of the same kind and scope, nearest first: (id, cosine); ``among``
+    restricts them to those ids."""
+    if among is not None and not among:
+        return []
+    hits = vector_index.search(ctx.namespace, vector, SEMANTIC_NEIGHBOURS, candidate_ids=among)
+    if not hits:
+        return []
+    sql = _LIVE_IDS_SQL.format(ids=", ".join(["%s"] * len(hits)))
+    live = set(_live_ids(ctx, candidate.kind, sql, *(memory_id for memory_id, _ in hits)))
+    return [(memory_id, score) for memory_id, score in hits if memory_id in live]
+
+
+def _slot_holders(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
+    if not candidate.slot:
+        return []
+    ids = _live_ids(ctx, candidate.kind, _slot_sql(), candidate.slot)
+    rows = memories_by_id(ids)
+    return [rows[memory_id] for memory_id in sorted(rows)]
+
+
+def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]]:
+    """The live facts about the claim's subject and attribute (for a preference, those
+    comparing the same things), oldest first."""
+    plan = read_plan(Memory)
+    with hot_cursor() as cursor:
+        rows = cursor.execute(*_claim_read(claim, ctx)).fetchall()
+    return _holders_of(claim, [plan.instance(Memory, row) for row in rows])
+
+
+def _claim_read(claim: Claim, ctx: WriteContext) -> Statement:
+    params = [ctx.namespace, "fact", ctx.scope, ctx.scope_id, claim.subject, claim.attribute]
+    return _CLAIM_SQL.format(columns=read_plan(Memory).columns), params
+
+
+def _holders_of(claim: Claim, memories: list[Memory]) -> list[tuple[Memory, Claim]]:
+    held = [(memory, _stored_claim(memory)) for memory in memories]
+    return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
+
+
+def _stored_claim(memory: Memory) -> Claim | None:
+    return from_columns(
+        memory.claim_subject, memory.claim_attribute, memory.claim_value, memory.claim_polarity
+    )
+
+
+def _other_thing(candidate: Candidate, memory: Memory) -> bool:
+    """Both claim something, about different things (my sister's birthday, my brother's):
+    never one memory, whatever the cosine or the arbiter."""
+    theirs = _stored_claim(memory)
+    return (
+        candidate.claim is not None
+        and theirs is not None
+        and not candidate.claim.same_thing(theirs)
+    )
+
+
+def _describe(claim: Claim) -> str:
+    return f"{claim.subject} {claim.attribute}"
+
+
+def _duplicate(
+    memory: Memory, candidate: Candidate, ctx: WriteContext, why: str, score: float | None
+) -> Verdict:
+    if _same_message(memory, ctx):
+        # A re-run of the same message: it already produced this memory; change nothing.
+        return Verdict(candidate, "already_extracted", why, matched_memory_id=memory.pk)
+    events = touch(memory, candidate, ctx, reason=why)
+    extra: dict[str, object] = {"events": events}
+    if score is not None:
+        extra["cosine"] = round(score, 4)
+    return Verdict(candidate, "duplicate", why, matched_memory_id=memory.pk, extra=extra)
+
+
+# --- Meaning-carrying tokens (memories.extraction.salient) ---------------------------------------
+# Two facts above the dedup threshold that differ in one of these tokens are not duplicates.
+
+
+def _distinct(candidate: Candidate, memory: Memory) -> list[str]:
+    """The meaning-carrying tokens in which ``candidate`` and ``memory`` differ (sorted)."""
+    return sorted(salient_tokens(candidate.content) ^ salient_tokens(memory.content))
+
+
+def _arbitrate(
+    candidate: Candidate, neighbours: list[tuple[int, float]]
+) -> tuple[list[tuple[Memory, str]], list[tuple[Memory, str]], list[dict[str, object]]]:
+    """Ask the arbiter about same-topic memories; return those to supersede, those it is
+    unsure about (a person decides), and the verdicts.
+
+    Neighbours at or above the dedup threshold are in the band too: ``commit_candidate`` only
+    gets here with those when their meaning-carrying tokens differ from the candidate's.
+    """
+    chat = get_chat()
+    supersede: list[tuple[Memory, str]] = []
+    unsure: list[tuple[Memory, str]] = []
+    verdicts: list[dict[str, object]] = []
+    band = [(i, s) for i, s in neighbours if s >= settings.TOPIC_THRESHOLD][:MAX_ARBITRATIONS]
+    rows = memories_by_id([memory_id for memory_id, _ in band])
+    for memory_id, score in band:
+        memory = rows[memory_id]
+        if memory.slot and candidate.slot and memory.slot != candidate.slot:
+            continue  # different subjects: only the same slot can be superseded
+        if _other_thing(candidate, memory):
+            continue
+        answer = chat.arbitrate(existing=memory.content, candidate=candidate.content)
+        verdicts.append(
+            {
+                "memory_id": memory.pk,
+                "cosine": round(score, 4),
+                "verdict": answer.verdict,
+                "reason": answer.reason,
+                "arbiter": chat.name,
+            }
+        )
+        if answer.verdict == "contradiction":
+            supersede.append((memory, f"contradicted ({chat.name} arbiter: {answer.reason})"))
+        elif answer.verdict == "unsure":
+            unsure.append((memory, f"the {chat.name} arbiter is unsure: {answer.reason}"))
+    return supersede, unsure, verdicts
+
+
+def _near_duplicate(
+    candidate: Candidate, neighbours: list[tuple[int, float]]
+) -> tuple[tuple[Memory, float] | None, list[dict[str, object]]]:
+    """The first neighbour at the dedup threshold that states the same thing (its row and
+    cosine), and the ones at the threshold that differ (why, for the verdict)."""
+    near = [(i, s) for i, s in neighbours if s >= settings.DEDUP_THRESHOLD]
+    rows = memories_by_id([memory_id for memory_id, _ in near]) if near else {}
+    not_duplicates: list[dict[str, object]] = []
+    for memory_id, score in near:
+        if memory_id not in rows:
+            continue  # deleted since the search
+        if _other_thing(candidate, rows[memory_id]):
+            continue  # about something else: never a duplicate
+        differs = _distinct(candidate, rows[memory_id])
+        if not differs:
+            return (rows[memory_id], score), not_duplicates
+        not_duplicates.append(
+            {"memory_id": memory_id, "cosine": round(score, 4), "differs": differs[:10]}
+        )
+    return None, not_duplicates
+
+
+def _near_verdict(found: tuple[Memory, float], candidate: Candidate, ctx: WriteContext) -> Verdict:
+    memory, score = found
+    return _duplicate(memory, candidate, ctx, f"near duplicate (cosine {score:.3f})", score)
+
+
+def _near_duplicate_since(
+    seen: tuple[int, int],
+    vector: np.ndarray,
+    candidate: Candidate,
+    ctx: WriteContext,
+    now: tuple[int, int] | None = None,
+) -> tuple[Memory, float] | None:
+    """A near duplicate among the vectors written in the namespace after version ``seen``
+    (only those: the earlier ones were checked), or None. All of them when the change log
+    no longer reaches back (or the table was replaced). ``now``: the counters as read
+    under the lock already (``_locked_reads``)."""
+    if now is None:
+        now = vector_index.namespace_version(ctx.namespace)
+    if now == seen:
+        return None  # nothing written meanwhile: the usual case, one query
+    among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
+    return _near_duplicate(candidate, _neighbours(vector, candidate, ctx, among))[0]
+
+
+# The statement says that something changed: the user says it last, on purpose.
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|these days|lately|recently|any ?more|no longer|moved|moving|switched|"
+    r"switching|changed?|changing|actually|instead|since|started|stopped|quit|gave up|new|"
+    r"updated?|from now on|increased|decreased|reduced|became|become|used to|corrections?|"
+    r"wrong|mistake|meant)\b",
+    re.IGNORECASE,
+)
+
+
+def _unsure_of(candidate: Candidate, ctx: WriteContext, memory: Memory) -> str:
+    """Why replacing ``memory`` with the candidate needs a person ("" when it does not):
+    the user may not mean the new statement, it is hedged, or the old memory was confirmed
+    (said again, or approved or edited by a person) and the new statement, said once, does not
+    say that anything changed."""
+    if candidate.doubt:
+        return f"the new statement may not be meant ({candidate.doubt})"
+    if candidate.confidence < settings.ACTIVE_CONFIDENCE:
+        # It waits as a candidate itself: replacing now would leave agents neither value.
+        return f"the new statement is hedged (confidence {candidate.confidence:.2f})"
+    if _CHANGE.search(f"{candidate.content} {ctx.context}"):
+        return ""
+    confirmed = _confirmed(memory)
+    if confirmed and memory.confidence > candidate.confidence - 1e-6:
+        return (
+            f"memory {memory.pk} was {confirmed}; the new statement was said once and does not "
+            "say that anything changed"
+        )
+    return ""
+
+
+def _confirmed(memory: Memory) -> str:
+    """How the memory was confirmed: said again, or a person's decision ("" when neither)."""
+    if memory.last_seen_at > memory.created_at:
+        return "said again"
+    # An edit, an approval, a conflict decided: each is a person's (or an approver's) word.
+    decided = MemoryEvent.objects.filter(memory_id=memory.pk).filter(
+        (Q(event=MemoryEvent.Event.EDITED) & ~Q(reason__startswith="undo of"))
+        | Q(event=MemoryEvent.Event.PROMOTED, reason="approved")
+        | Q(event=MemoryEvent.Event.PROMOTED, reason__startswith="conflict ")
+    )
+    return "confirmed by a person" if decided.exists() else ""
+
+
+def _who_decides(
+    candidate: Candidate,
+    ctx: WriteContext,
+    supersede: list[tuple[Memory, str]],
+    unsure: list[tuple[Memory, str]],
+) -> tuple[list[tuple[Memory, str]], list[tuple[Memory, str]]]:
+    """(what the engine supersedes, what it asks a person about). When it is unsure about
+    one of them, nothing is replaced without a person: each pair goes to the inbox."""
+    doubts = [why for memory, _ in supersede if (why := _unsure_of(candidate, ctx, memory))]
+    if not doubts and not unsure:
+        return supersede, []
+    why = doubts[0] if doubts else unsure[0][1]
+    ask = [(memory, f"{why}; it would replace it: {reason}") for memory, reason in supersede]
+    asked = {memory.pk for memory, _ in ask}
+    return [], ask + [(memory, reason) for memory, reason in unsure if memory.pk not in asked]
+
+
+def contradicting(memory: Memory) -> list[Memory]:
+    """The other live facts of the memory's namespace and scope whose claim contradicts its
+    claim (another value or polarity of the same thing), oldest first."""
+    claim = _stored_claim(memory)
+    if claim is None or memory.kind != "fact":
+        return []
+    ctx = WriteContext(
+        namespace=memory.namespace, actor="", scope=memory.scope, scope_id=memory.scope_id
+    )
+    return [
+        other
+        for other, theirs in _claim_holders(claim, ctx)
+        if other.pk != memory.pk and claim.conflicts(theirs)
+    ]
+
+
+def open_contradictions(memory: Memory) -> list[int]:
+    """Ask a person about each other live fact whose claim contradicts ``memory``'s: two
+    memories the write path did not decide between (an edit gave one a new claim; claims
+    read after an upgrade). The newer word is the ``new`` side (the edited memory, else the
+    later one). A pair asked about before is not asked again. Returns the conflicts' ids."""
+    if memory.status not in LIVE:
+        return []
+    opened: list[int] = []
+    for other in contradicting(memory):
+        asked = Conflict.objects.filter(
+            Q(old=other, new=memory) | Q(old=memory, new=other)
+        ).exists()
+        if asked:
+            continue
+        why = (
+            f"memories {other.pk} and {memory.pk} are both live and claim another "
+            f"{memory.claim_subject} {memory.claim_attribute}: the write path did not decide "
+            "between them"
+        )
+        conflict = Conflict.objects.create(
+            namespace=memory.namespace, old=other, new=memory, reason=why
+        )
+        opened.append(conflict.pk)
+    return opened
+
+
+def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
+    """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
+    if _budget_exhausted(ctx):
+        return Verdict(candidate, "rejected", "budget_exhausted")
+    # The claim is read first (no database) for the look-ups below; the candidate gets it
+    # only past the duplicates, as their verdicts always showed it.
+    claim = claim_of(candidate.kind, candidate.content, candidate.claim)
+    first = _first_reads(candidate, ctx, claim or None)
+    if first.earlier is not None:
+        why = "this message already produced it (a re-run)"
+        return Verdict(candidate, "already_extracted", why, matched_memory_id=first.earlier)
+    if first.exact is not None:
+        return _duplicate(first.exact, candidate, ctx, "exact duplicate (content hash)", None)
+    holders = first.holders
+    candidate.claim = claim
+    for memory, theirs in holders:
+        # An episode is an event with its own date, never a duplicate of the fact it ends.
+        if claim is not None and candidate.kind == "fact" and claim.restates(theirs):
+            why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
+            return _duplicate(memory, candidate, ctx, why, None)
+    vector = get_embedder().embed([candidate.content])[0]
+    # What the searches below read, or less (counters only grow): a reading before them.
+    seen = first.version or vector_index.namespace_version(ctx.namespace)
+    supersede = [
+        (m, f"{_describe(theirs)}: a new value or polarity")
+        for m, theirs in holders
+        if claim is not None and claim.conflicts(theirs)
+    ]
+    supersede += [
+        (m, f"slot '{candidate.slot}' has a new value")
+        for m in (_slot_holders(candidate, ctx) if first.slotted is None else first.slotted)
+        if m.pk not in {old.pk for old, _ in supersede}
+    ]
+    neighbours = _neighbours(vector, candidate, ctx)
+    # What the claims decided is not asked again: replaced, or about the same thing and
+    # compatible ("no longer lives in Berlin" beside "lives in Munich").
+    decided = {memory.pk for memory, _ in holders}
+    neighbours = [(i, score) for i, score in neighbours if i not in decided]
+    if supersede:
+        # The others about the same thing go too; only the arbiter decides for those whose
+        # claim the rules could not read (below). Never a duplicate of what it replaces.
+        gone = {old.pk for old, _ in supersede}
+        neighbours = [(i, score) for i, score in neighbours if i not in gone]
+        near: tuple[Memory, float] | None = None
+        not_duplicates: list[dict[str, object]] = []
+    else:
+        near, not_duplicates = _near_duplicate(candidate, neighbours)
+    if near is not None:
+        return _near_verdict(near, candidate, ctx)
+    arbitrations: list[dict[str, object]] = []
+    unsure: list[tuple[Memory, str]] = []
+    if neighbours:
+        contradicted, unsure, arbitrations = _arbitrate(candidate, neighbours)
+        supersede += contradicted
+    with transaction.atomic():
+        # Checked again under the write lock: another worker may have stored the same content,
+        # or another phrasing of it, since the checks above (two messages saying one thing,
+        # extracted at once). One lock per namespace, as a near duplicate has its own hash.
+        lock_for_write(f"memory:{ctx.namespace}")
+        locked = _locked_reads(candidate, ctx, claim or None)
+        if not locked.there:
+            # The namespace was erased while this message was being extracted
+            # (spaceduck.ops.erasure takes the same lock): nothing of it may come back.
+            return Verdict(candidate, "rejected", "source_erased")
+        if locked.raced is not None:
+            why = "exact duplicate (content hash)"
+            return _duplicate(locked.raced, candidate, ctx, why, None)
+        if claim is not None:
+            known = {old.pk for old, _ in supersede}
+            for memory, theirs in locked.holders:
+                if candidate.kind == "fact" and claim.restates(theirs):
+                    why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
+                    return _duplicate(memory, candidate, ctx, why, None)
+                if memory.pk not in known and claim.conflicts(theirs):  # stored meanwhile
+                    supersede.append((memory, f"{_describe(theirs)}: a new value or polarity"))
+        late = _near_duplicate_since(seen, vector, candidate, ctx, locked.version)
+        if late is not None:
+            return _near_verdict(late, candidate, ctx)
+        supersede, ask = _who_decides(candidate, ctx, supersede, unsure)
+        memory = store(candidate, vector, ctx, supersede, ask)
+    extra: dict[str, object] = {"status": memory.status}
+    if ask:
+        extra["conflicts"] = [old.pk for old, _ in ask]
+        extra["asks"] = ask[0][1]
+    if not_duplicates:
+        extra["not_duplicates"] = not_duplicates
+    if arbitrations:
+        extra["arbitrations"] = arbitrations
+    if supersede:
+        extra["superseded"] = [old.pk for old, _ in supersede]
+    reason = "superseded older memory" if supersede else "new memory"
+    if ask:
+        reason = "waits for a person: the conflict inbox"
+    elif candidate.doubt:
+        reason = f"a candidate: the user may not mean it ({candidate.doubt})"
+    return Verdict(candidate, "stored", reason, memory_id=memory.pk, extra=extra)

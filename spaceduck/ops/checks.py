@@ -1,0 +1,77 @@
+"""Start-up checks: refuse to run with vectors the configured embedder cannot use; warn
+when a PostgreSQL database sorts text differently from SQLite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.checks import CheckMessage, Error, Warning, register
+from django.db import connection
+
+REINDEX_HINT = (
+    "Run `python manage.py reindex` to re-embed every memory with the configured embedder "
+    "(it shows a progress bar and is safe to interrupt and re-run), or restore the previous "
+    "SPACEDUCK_EMBEDDING_* settings."
+)
+
+
+def embedding_fingerprint_problem() -> str | None:
+    from memories.store.vector_index import fingerprint_problem
+    from spaceduck.core.providers import get_embedder
+
+    if "spaceduck_vectorindexstate" not in connection.introspection.table_names():
+        return None  # not migrated yet: the migration records the fingerprint
+    return fingerprint_problem(get_embedder().fingerprint)
+
+
+@register()
+def check_embedding_fingerprint(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    problem = embedding_fingerprint_problem()
+    if problem is None:
+        return []
+    return [Error(f"Embedding mismatch: {problem}.", hint=REINDEX_HINT, id="spaceduck.E001")]
+
+
+def raise_on_startup_problems() -> None:
+    """For servers that skip Django's checks (gunicorn, uvicorn): fail loudly instead."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    problem = embedding_fingerprint_problem()
+    if problem is not None:
+        raise ImproperlyConfigured(f"Embedding mismatch: {problem}. {REINDEX_HINT}")
+
+
+# Collations that order text by its bytes, as SQLite does (the code point order of UTF-8).
+BYTE_ORDER_COLLATIONS = {"C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic"}
+
+
+def collation_problem(collation: str) -> str | None:
+    """Why a database collation orders text unlike SQLite, or None."""
+    if collation in BYTE_ORDER_COLLATIONS:
+        return None
+    return (
+        f"the database sorts text by the locale {collation!r}, so lists ordered by fact key, "
+        "namespace or note id come out in another order than on SQLite (e.g. case ignored)"
+    )
+
+
+@register()
+def check_database_collation(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    if connection.vendor != "postgresql":
+        return []
+    with connection.cursor() as cursor:
+        collation = cursor.execute(
+            "SELECT datcollate FROM pg_database WHERE datname = current_database()"
+        ).fetchone()[0]
+    problem = collation_problem(str(collation))
+    if problem is None:
+        return []
+    return [
+        Warning(
+            f"{problem}.",
+            hint="Create the database with byte order: CREATE DATABASE spaceduck "
+            "TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C.UTF-8' (or move it with "
+            "manage.py export and import).",
+            id="spaceduck.W003",
+        )
+    ]
