@@ -25,7 +25,7 @@ from notes.models import Note, NoteSearchKind, NoteSupersession
 from notes.selectors import search_notes
 from spaceduck.core.providers import get_embedder
 from spaceduck.models import ApiToken
-from spaceduck.ops import transfer
+from spaceduck.ops.transfer import formats as transfer
 from tests.conftest import Actor, make_actor
 from tests.notes import search_index as notes_index
 from tests.processes import manage, service_env

@@ -2,7 +2,7 @@
 
 Project-level views (they read memories and notes alike), staff only as every dashboard
 page. They call the same services as the rest: ``spaceduck.ops.people`` to search,
-``spaceduck.ops.transfer.ExportStream`` (``manage.py export``'s format) to download and
+``spaceduck.ops.transfer.export.ExportStream`` (``manage.py export``'s format) to download and
 ``spaceduck.ops.erasure.erase_namespace`` (``manage.py erase``, ``DELETE
 /api/namespaces/{ns}``) to erase.
 """
@@ -26,7 +26,8 @@ from spaceduck.core.pages import error_response, staff_actor
 from spaceduck.models import NamespaceErasure
 from spaceduck.ops import people
 from spaceduck.ops.erasure import canonical, describe, erase_namespace
-from spaceduck.ops.transfer import ExportStream, TransferError
+from spaceduck.ops.transfer.export import ExportStream
+from spaceduck.ops.transfer.formats import TransferError
 
 SEARCH = "people/people.html"
 PERSON = "people/person.html"

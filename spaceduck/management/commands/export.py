@@ -9,7 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.ops.transfer import TransferError, describe_counts, export, export_to_path
+from spaceduck.ops.transfer.export import export, export_to_path
+from spaceduck.ops.transfer.formats import TransferError, describe_counts
 
 
 class Command(BaseCommand):

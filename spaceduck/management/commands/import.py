@@ -11,7 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from spaceduck.ops.transfer import BATCH_SIZE, TransferError, describe_counts, import_file
+from spaceduck.ops.transfer.formats import BATCH_SIZE, TransferError, describe_counts
+from spaceduck.ops.transfer.importer import import_file
 
 
 class Command(BaseCommand):
