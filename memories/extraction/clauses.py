@@ -35,8 +35,8 @@ from datetime import datetime
 
 from memories.extraction import clauses_words as W
 from memories.extraction.classify import find_time_hint, resolve_time_hint
-from memories.extraction.regex import LIST_MARK as _LIST_MARK
-from memories.extraction.regex import introduction_rest
+from memories.extraction.introductions import LIST_MARK as _LIST_MARK
+from memories.extraction.introductions import introduction_rest
 from memories.extraction.reported import strip_reported
 from memories.extraction.rules import _candidate, _normalise, _sentence_case, _third_person
 from memories.extraction.rules import _fact as _rules_fact

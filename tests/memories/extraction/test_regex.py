@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from memories.extraction import gate, guard
-from memories.extraction.regex import extract, to_third_person
+from memories.extraction.regex import extract
+from memories.extraction.remember import to_third_person
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, SLOTS, Source
 
 
