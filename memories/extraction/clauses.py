@@ -38,8 +38,11 @@ from memories.extraction.classify import find_time_hint, resolve_time_hint
 from memories.extraction.introductions import LIST_MARK as _LIST_MARK
 from memories.extraction.introductions import introduction_rest
 from memories.extraction.reported import strip_reported
-from memories.extraction.rules import _candidate, _normalise, _sentence_case, _third_person
-from memories.extraction.rules import _fact as _rules_fact
+from memories.extraction.rules.build import make_candidate as _candidate
+from memories.extraction.rules.facts import make_fact as _rules_fact
+from memories.extraction.rules.person import sentence_case as _sentence_case
+from memories.extraction.rules.person import third_person as _third_person
+from memories.extraction.rules.reading import normalise as _normalise
 from memories.extraction.sentences import lexical
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate

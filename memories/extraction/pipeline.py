@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from django.utils import timezone
 
-from memories.extraction import clauses, firewall, gate, guard, regex, rules
+from memories.extraction import clauses, firewall, gate, guard, regex
 from memories.extraction.classify import (
     CLASSIFY_PROMPT,
     CLASSIFY_SCHEMA,
@@ -24,6 +24,7 @@ from memories.extraction.classify import (
     candidates_from_json,
 )
 from memories.extraction.reported import doubt_about
+from memories.extraction.rules import reading as rules
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import Candidate, Source, Verdict
 from spaceduck.core.failpoints import failpoint

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memories.extraction import pipeline
-from memories.extraction.rules import classify_message
+from memories.extraction.rules.reading import classify_message
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, KINDS, PROCEDURE_SUBTYPES, Candidate
 from spaceduck.core.providers.chat.base import ChatProvider
 from spaceduck.core.providers.chat.heuristic import HeuristicChat
@@ -442,7 +442,7 @@ def test_it_is_fast() -> None:
 def test_a_time_said_first_is_read_last(text: str, content: str) -> None:
     from datetime import UTC, datetime
 
-    from memories.extraction.rules import classify_message
+    from memories.extraction.rules.reading import classify_message
 
     found = classify_message(text, "user", datetime(2025, 6, 2, tzinfo=UTC))
     assert [c.content for c in found] == [content]
