@@ -17,12 +17,8 @@ from collections.abc import Sequence
 from django.utils import timezone
 
 from memories.extraction import clauses, firewall, gate, guard, regex
-from memories.extraction.classify import (
-    CLASSIFY_PROMPT,
-    CLASSIFY_SCHEMA,
-    SCHEMA_NAME,
-    candidates_from_json,
-)
+from memories.extraction.classify import candidates_from_json
+from memories.extraction.classify_contract import CLASSIFY_PROMPT, CLASSIFY_SCHEMA, SCHEMA_NAME
 from memories.extraction.reported import doubt_about
 from memories.extraction.rules import reading as rules
 from memories.extraction.spelling import read_chat

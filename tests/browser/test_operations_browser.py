@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memories.extraction.classify import SCHEMA_NAME
+from memories.extraction.classify_contract import SCHEMA_NAME
 from memories.models import Extraction, Memory, Message
 from memories.write.ingest import message_ingest
 from memories.write.services import create_thread, memory_create

@@ -8,14 +8,8 @@ from typing import Any
 
 import pytest
 
-from memories.extraction.classify import (
-    CLASSIFY_PROMPT,
-    CLASSIFY_SCHEMA,
-    SCHEMA_NAME,
-    candidates_from_json,
-    date_phrase,
-    resolve_time_hint,
-)
+from memories.extraction.classify import candidates_from_json, date_phrase, resolve_time_hint
+from memories.extraction.classify_contract import CLASSIFY_PROMPT, CLASSIFY_SCHEMA, SCHEMA_NAME
 from memories.extraction.pipeline import classify
 from memories.extraction.types import CONFIDENCE, IMPORTANCE
 from spaceduck.core.providers.chat.openai import OpenAIChat

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memories.extraction.classify import SCHEMA_NAME
+from memories.extraction.classify_contract import SCHEMA_NAME
 from memories.extraction.guard import skip_reason, strip_recalled
 from memories.extraction.pipeline import propose
 from memories.models import Memory
