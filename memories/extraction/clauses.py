@@ -30,11 +30,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
 from memories.extraction import clauses_words as W
-from memories.extraction.classify import find_time_hint, resolve_time_hint
+from memories.extraction.classify import find_time_hint
+from memories.extraction.clause_candidates import (
+    Clause,
+    clause_episode,
+    clause_fact,
+    clause_rule,
+    lower_first,
+)
+from memories.extraction.clause_lists import list_item, listed, plain_markup
 from memories.extraction.introductions import LIST_MARK as _LIST_MARK
 from memories.extraction.introductions import introduction_rest
 from memories.extraction.reported import strip_reported
@@ -45,20 +53,11 @@ from memories.extraction.rules.person import third_person as _third_person
 from memories.extraction.rules.reading import normalise as _normalise
 from memories.extraction.sentences import lexical
 from memories.extraction.spelling import read_chat
-from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
+from memories.extraction.types import CONFIDENCE, Candidate
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _CLAUSE_CUT = re.compile(r"\s*(?:;|\s[\u2014\u2013]\s|\s-\s|\u2014)\s*")
 _WORD = re.compile(r"[\w'/+#.-]+")
-
-
-@dataclass(frozen=True)
-class Clause:
-    text: str  # normalised: contractions expanded, chat spellings read, opener removed
-    hedged: bool = False
-    opens_sentence: bool = True  # "named after Beatles" after a comma is no diary entry
-    standing: bool = False  # after "When I ask for code, ...": an order for every such time
-    request: bool = False  # asked as a question ("Could you stop ...?"): an order only if lasting
 
 
 # --- cutting ----------------------------------------------------------------------------------
@@ -194,115 +193,6 @@ def _verb_at(lower: list[str], start: int) -> int:
     return at
 
 
-def _plain_markup(text: str) -> str:
-    """Markdown emphasis and headings removed ("**Please**:", "### Don'ts"); table rows dropped."""
-    lines = [line for line in text.splitlines() if line.count("|") < 2]
-    return W.MARKUP.sub("", "\n".join(lines))
-
-
-def listed(text: str) -> tuple[list[tuple[str, str]], str]:
-    """(heading, item) for each item listed under a heading that says whose or what they are
-    ("I speak:", "Tools I use daily:", "Rules for my calendar:", "Family:"), and the text
-    without them. Lines ("- item", or plain lines under a heading that ends in a colon) and
-    inline lists ("Tools I use daily: Raycast, Arc, Linear") both count."""
-    pairs: list[tuple[str, str]] = []
-    rest: list[str] = []
-    heading = ""
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        item = _LIST_MARK.match(line)
-        # Under a heading: bullets, or plain "label: value" / "X — Y" lines ("Name: Amara").
-        labelled_line = bool(W.LABELLED_LINE.match(line)) and not line.rstrip().endswith("?")
-        if heading and (item or labelled_line):
-            pairs.append((heading, line[item.end() :].strip() if item else line.strip()))
-            continue
-        heading = ""
-        label, colon, tail = line.partition(":")
-        if not colon and _heads_a_list(line, lines[index + 1 : index + 2]):
-            heading = line.strip()  # "## My coding preferences" above "- TypeScript ..."
-            continue
-        if colon and _list_heading(label):
-            if not tail.strip():
-                heading = label.strip()
-                continue
-            parts = [part for part in tail.split(",") if part.strip()]
-            # A one-word part is a thing named ("drums"), whatever else it could be.
-            verbs = [p for p in parts if len(p.split()) > 1 and _opens_with_verb(p)]
-            if len(parts) >= 3 and not verbs:
-                pairs += [(label.strip(), _ITEM_AND.sub("", p).strip(" .")) for p in parts]
-                continue
-        rest.append(line)
-    return [(h, i) for h, i in pairs if i], "\n".join(rest)
-
-
-def _heads_a_list(line: str, following: list[str]) -> bool:
-    """A short line without a colon right above a bulleted line: a heading ("Profile")."""
-    words = line.split()
-    return (
-        not _LIST_MARK.match(line)
-        and 0 < len(words) <= 5
-        and bool(following)
-        and bool(_LIST_MARK.match(following[0]) or ":" in following[0])
-        and _list_heading(line.strip())
-    )
-
-
-def _opens_with_verb(item: str) -> bool:
-    """ "hate mornings", "live in Bristol", "got the promotion": a verb opens the item."""
-    words = item.lower().split()
-    info = lexical(words[0])
-    if info.adj and not (info.base and len(words) > 1 and words[1] in W.AFTER_VERB):
-        return False  # "long walks", "old jazz records"; but "live just outside Bristol"
-    if info.vbz or info.vbd or info.gerund:
-        return True
-    return info.base and (not info.noun or (len(words) > 1 and words[1] not in {"of", "and"}))
-
-
-_ITEM_AND = re.compile(r"^\s*(?:and|or)\s+", re.IGNORECASE)
-
-
-def _list_heading(label: str) -> bool:
-    words = label.lower().split()
-    heading = label.strip()
-    if W.NEWS_HEADING.match(heading) or W.TIME_HEADING.match(heading) or W.ERRANDS.search(heading):
-        return False
-    if 0 < len(words) <= 3 and not any(lexical(w).vbz or lexical(w).vbd for w in words):
-        return True  # "Family:", "Quick facts:", "Languages:": a category of the user's life
-    wanted = (
-        W.RULE_HEADING.search(label)
-        or W.REPLY_HEADING.search(label)
-        or W.ABOUT_ME_HEADING.search(label)
-        or set(words) & W.MINE
-    )
-    return 0 < len(words) <= 6 and bool(wanted)
-
-
-def _list_item(heading: str, item: str) -> Candidate | None:
-    if W.SLOT_LABEL.match(item):
-        return None  # "email: sasha@example.ca": a slot, read by the regex stage
-    if W.RULE_HEADING.search(heading):
-        return _rule(f"{heading}: {item}")
-    if W.REPLY_HEADING.search(heading):
-        return _as_behavioral(_rule(f"{heading}: {item}"))  # "How I like my answers: - short"
-    if re.search(r"\b(?:I|we)\s+\w+", heading, re.IGNORECASE):
-        text = f"{heading}: {item}"  # "Tools I use daily: Raycast" holds its own verb
-    elif not W.ABOUT_ME_HEADING.search(heading):
-        # "My allergies: peanuts" -> "My allergies include peanuts"; "Stack at work: - Backend:
-        # Django" -> "Stack at work includes Django (Backend)"
-        label, colon, value = item.partition(": ")
-        thing = f"{value} ({label})" if colon else item
-        last = heading.split()[-1].lower()
-        verb = "include" if lexical(last).plural_noun else "includes"
-        text = f"{heading} {verb} {thing}"
-    elif re.match(r"^(?:\d+|a|an|one|two|three|four|five|six)\s", item, re.IGNORECASE):
-        text = f"I have {_lower_first(item)}"  # "two teenage daughters"
-    elif _opens_with_verb(item):
-        text = f"I {_lower_first(item)}"  # "About me: - live in Bristol"
-    else:
-        text = f"I am {_lower_first(item)}"  # "About me: - vegan"
-    return _rules_fact(text, "personal", CONFIDENCE["stated"], importance=None)
-
-
 def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Candidate]:
     """Candidates for the clauses of a user's message that ``covered`` says nothing about."""
     taken = {t for c in covered for t in _content_words(c.content)}
@@ -310,13 +200,13 @@ def propose(text: str, covered: Sequence[Candidate], now: datetime) -> list[Cand
     taken_plain = {t for c in covered if not c.slot for t in _content_words(c.content)}
     said = {c.content.lower() for c in covered}
     found: list[Candidate] = []
-    items, text = listed(_plain_markup(read_chat(strip_reported(text))))
+    items, text = listed(plain_markup(read_chat(strip_reported(text))))
     named = any(c.slot == "name" for c in covered)
     items += [("About me", piece) for piece in introduction_rest(text, named=named)]
     for heading, item in items:
         words = _content_words(item)
         if words and not words & taken:
-            listed_item = _list_item(heading, item)
+            listed_item = list_item(heading, item)
             if listed_item is not None:
                 found.append(listed_item)
                 said.add(listed_item.content.lower())
@@ -359,7 +249,7 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
     if lower[0] in W.QUESTION_STARTS or set(lower) & W.CONVERSATION_WORDS:
         return None
     if W.IMPERSONAL_RULE.match(clause.text):
-        return _rule(clause.text)  # "Every incident gets a postmortem", "No Friday releases"
+        return clause_rule(clause.text)  # "Every incident gets a postmortem", "No Friday releases"
     if len(lower) > 2 and lexical(lower[1]).vbz and "me" in lower[2:]:
         return _about_me(clause, lower, now)  # "Cooking relaxes me"
     lead = W.TIME_LEAD.match(clause.text)
@@ -377,7 +267,7 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
     if subject == "own" and lower[at] in W.REPORTING_VERBS:
         return None  # "My GP says ...": someone else's words
     if subject == "own" and lower[1] in W.GROUPS and W.RULE_WORDS.search(clause.text):
-        return _rule(clause.text)  # "My team never deploys on Fridays"
+        return clause_rule(clause.text)  # "My team never deploys on Fridays"
     verb_at = _verb_at(lower, at)
     if verb_at >= len(lower):
         return None
@@ -407,32 +297,34 @@ def _statement(
             return None
         if lexical(complement[0]).gerund:
             return _progressive(clause, subject, complement, now)
-        return _fact(text, clause)
+        return clause_fact(text, clause)
     if verb in {"was", "were"}:
-        return _episode(text, now) if find_time_hint(text) else None
+        return clause_episode(text, now) if find_time_hint(text) else None
     if verb in {"have", "has"} and rest:
         nxt = rest[_verb_at(rest, 0)] if _verb_at(rest, 0) < len(rest) else ""
         if nxt in {"been", "got"} or "never" in rest[:2] or "since" in rest:
-            return _fact(text, clause)
+            return clause_fact(text, clause)
         if lexical(nxt).vbd or nxt.endswith("ed"):
-            return _episode(text, now)
+            return clause_episode(text, now)
         if any(" ".join(rest[:3]).startswith(chore) for chore in W.HAVE_CHORES):
             return None  # "I have a question", "I have to go"
-        return _fact(text, clause)
+        return clause_fact(text, clause)
     info = lexical(verb)
     dated = bool(find_time_hint(text))
     if info.vbd and (verb not in W.STATIVE_PAST or dated) and (not info.base or dated):
-        return _episode(text, now)  # "knit", "read", "quit" are past only with a time
+        return clause_episode(text, now)  # "knit", "read", "quit" are past only with a time
     if subject == "team" and W.RULE_WORDS.search(text):
-        return _rule(text)  # "We never deploy on Fridays", "We support only Postgres 15+"
+        return clause_rule(text)  # "We never deploy on Fridays", "We support only Postgres 15+"
     if verb in W.EVENT_PRESENT and W.DATED.search(text):
-        return _episode(text, now)  # "In October I start my new job", "we expect a baby in June"
+        return clause_episode(
+            text, now
+        )  # "In October I start my new job", "we expect a baby in June"
     if info.vbz or info.base or info.verb:
         if subject == "team" and not (info.base or info.vbz):
             return None
         if not any(_is_thing(w) for w in rest):
             return None  # "I don't mind", "I live nearby": nothing named to remember
-        return _fact(text, clause)
+        return clause_fact(text, clause)
     return None
 
 
@@ -447,31 +339,33 @@ def _progressive(
     """ "I'm moving to Canada in June" (a plan), "I'm flying to Tokyo on March 12" (an event),
     "I'm recovering from long Covid" (a state); "I'm practicing", "I'm looking for" say nothing."""
     if complement[:2] == ["going", "to"] and len(complement) > 2:
-        return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])  # a plan
+        return clause_fact(clause.text, clause, confidence=CONFIDENCE["likely"])  # a plan
     if complement[0] in W.REQUEST_PROGRESSIVES or len(complement) < 2:
         return None
     if complement[0] in W.LIFE_CHANGES:
-        return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])
+        return clause_fact(clause.text, clause, confidence=CONFIDENCE["likely"])
     if find_time_hint(clause.text):
-        return _episode(clause.text, now)
-    return _fact(clause.text, clause)
+        return clause_episode(clause.text, now)
+    return clause_fact(clause.text, clause)
 
 
 def _modal(clause: Clause, modal: str, rest: list[str]) -> Candidate | None:
     if modal in {"might", "may", "could"} and rest[:1] == ["be"] and len(rest) > 1:
-        return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])  # "might be"
+        return clause_fact(clause.text, clause, confidence=CONFIDENCE["speculative"])  # "might be"
     if modal in {"might", "may", "could"} and rest and rest[0] not in {"be"} | W.REQUEST_VERBS:
-        return _fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
+        return clause_fact(clause.text, clause, confidence=CONFIDENCE["speculative"])
     if modal == "will" and clause.hedged and rest:
-        return _fact(
+        return clause_fact(
             clause.text, clause, confidence=CONFIDENCE["speculative"]
         )  # "Possibly we will"
     if modal == "will" and rest[:1] and rest[0] in {"likely", "probably", "maybe"}:
-        return _fact(clause.text, clause, confidence=CONFIDENCE["likely"])  # "will likely move"
+        return clause_fact(
+            clause.text, clause, confidence=CONFIDENCE["likely"]
+        )  # "will likely move"
     if modal == "would" and rest and rest[0] in W.CHOICE_VERBS:
-        return _fact(clause.text, clause)  # "I'd pick the mountains over the beach"
+        return clause_fact(clause.text, clause)  # "I'd pick the mountains over the beach"
     if modal == "cannot" and rest and rest[0] in W.CANNOT_HABITS:
-        return _fact(clause.text, clause)  # "can't do spicy food", "can't stand olives"
+        return clause_fact(clause.text, clause)  # "can't do spicy food", "can't stand olives"
     return None
 
 
@@ -483,37 +377,37 @@ def _dropped_subject(clause: Clause, verb: str, rest: list[str], now: datetime) 
     meaningful = [w for w in rest if w not in W.ADVERBS and len(w) > 2 and w != "well"]
     diary = clause.opens_sentence and not (info.base or info.adj) and verb not in W.STATIVE_PAST
     if info.vbd and diary and meaningful:
-        return _episode(f"I {_lower_first(clause.text)}", now)
+        return clause_episode(f"I {lower_first(clause.text)}", now)
     # "Loving the bikes here": the moment; "hiring, roadmap": an agenda, not a statement
     here = "here" in rest or set(rest) & W.REFERRING or "," in clause.text
     if info.gerund and verb not in W.REQUEST_PROGRESSIVES and rest and not info.noun and not here:
-        text = f"I am {_lower_first(clause.text)}"  # "freelancing now", "goin to lisbon next month"
-        return _episode(text, now) if W.DATED.search(text) else _fact(text, clause)
+        text = f"I am {lower_first(clause.text)}"  # "freelancing now", "goin to lisbon next month"
+        return clause_episode(text, now) if W.DATED.search(text) else clause_fact(text, clause)
     if verb in W.LIFE_CHANGES and rest:
         # "maybe moving to Lisbon next year"
-        return _fact(f"I am {_lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"])
+        return clause_fact(
+            f"I am {lower_first(clause.text)}", clause, confidence=CONFIDENCE["likely"]
+        )
     bullet = clause.opens_sentence and clause.text[:1].islower()  # "- prefers email over Slack"
     if info.vbz and bullet and len(rest) >= 2 and any(_is_thing(w) for w in rest):
         # "- prefers email over Slack": a list about the user, in the third person
         return _rules_fact(
-            f"The user {_lower_first(clause.text)}",
+            f"The user {lower_first(clause.text)}",
             "personal",
             CONFIDENCE["stated"],
             importance=None,
         )
     if verb == "not" and rest[:1] and rest[0] in {"a", "an", "into", "on", "really", "big"}:
-        return _fact(f"I am {_lower_first(clause.text)}", clause)  # "Not a morning person"
+        return clause_fact(f"I am {lower_first(clause.text)}", clause)  # "Not a morning person"
     if verb == "into" and len(rest) >= 2:
-        return _fact(f"I am {_lower_first(clause.text)}", clause)  # "Into bouldering and synths"
+        return clause_fact(
+            f"I am {lower_first(clause.text)}", clause
+        )  # "Into bouldering and synths"
     if verb in W.DROPPED_I_AM:
-        return _fact(f"I am {_lower_first(clause.text)}", clause)
+        return clause_fact(f"I am {lower_first(clause.text)}", clause)
     if verb in {"fav", "favourite", "favorite"}:
-        return _fact(f"my {_lower_first(clause.text)}", clause)
+        return clause_fact(f"my {lower_first(clause.text)}", clause)
     return None
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _about_me(clause: Clause, lower: list[str], now: datetime) -> Candidate | None:
@@ -525,11 +419,11 @@ def _about_me(clause: Clause, lower: list[str], now: datetime) -> Candidate | No
         )
     about_me = "me" in lower[1:] and not lower[0].endswith("ly")
     if about_me and (any(lexical(w).vbz for w in lower[1:4]) or "=" in clause.text):
-        return _fact(clause.text, clause)
+        return clause_fact(clause.text, clause)
     # "Spicy food is my weakness", "Horror movies aren't really my thing"
     copula = next((i for i, w in enumerate(lower[:5]) if w in {"is", "are"}), None)
     if copula and "my" in lower[copula + 1 : copula + 4] and lower[0] not in W.NOT_SUBJECTS:
-        return _fact(clause.text, clause)
+        return clause_fact(clause.text, clause)
     return None
 
 
@@ -539,17 +433,6 @@ def _passing(complement: list[str]) -> bool:
     if W.PASSING_PHRASES.match(" ".join(complement)):
         return True
     return bool(head) and (head[0] in W.PASSING_STATES or "sure" in head)
-
-
-def _rule(text: str) -> Candidate:
-    return _candidate(
-        "procedure",
-        _sentence_case(_third_person(text, plural_we=True)),
-        importance="significant",
-        confidence=CONFIDENCE["stated"],
-        tags=["constraint"],
-        subtype="constraint",
-    )
 
 
 def _instruction(clause: Clause) -> Candidate | None:
@@ -596,90 +479,4 @@ def _instruction(clause: Clause) -> Candidate | None:
         confidence=CONFIDENCE["stated"],
         tags=[subtype],
         subtype=subtype,
-    )
-
-
-# --- candidates -------------------------------------------------------------------------------
-def refine(candidates: list[Candidate]) -> list[Candidate]:
-    """A preference about the assistant's replies is an order on how to talk, not a fact:
-    "I prefer short answers with bullet points", "I like it when you give me examples"."""
-    kept = [
-        _as_behavioral(c) if _about_replies(c) else _as_constraint(c) if _team_rule(c) else c
-        for c in candidates
-        if not (c.kind == "procedure" and W.CREATIVE_TASK.match(c.content))
-        and not (c.kind == "fact" and _next_step(c.content))
-    ]
-    return [part for candidate in kept for part in _parallel_parts(candidate)]
-
-
-def _parallel_parts(candidate: Candidate) -> list[Candidate]:
-    """ "The user uses Obsidian for notes and Todoist for tasks" is two facts: two objects in
-    the same frame ("X for A", "a X named A") joined by "and" under one verb."""
-    found = W.PARALLEL.match(candidate.content) if candidate.kind == "fact" else None
-    if found is None or candidate.slot:
-        return [candidate]
-    head = found.group("head")
-    return [
-        replace(candidate, content=_sentence_case(f"{head} {found.group('a')}")),
-        replace(candidate, content=_sentence_case(f"{head} {found.group('b')}")),
-    ]
-
-
-def _next_step(content: str) -> bool:
-    """ "The user will try the soup recipe tonight", "will ask their colleague": what the user is
-    about to do in this conversation, not a plan worth keeping (a plan has a date further off)."""
-    planned = W.FAR_DATE.search(content) or W.LIKELIHOOD.search(content)
-    return bool(W.NEXT_STEP.match(content)) and not planned
-
-
-def _team_rule(candidate: Candidate) -> bool:
-    """ "We don't use ORMs here, raw SQL only": what a team never, only or always does is a rule."""
-    return (
-        candidate.kind == "fact"
-        and not candidate.slot
-        and bool(W.TEAM_RULE_FACT.match(candidate.content))
-    )
-
-
-def _about_replies(candidate: Candidate) -> bool:
-    return (
-        candidate.kind == "fact"
-        and not candidate.slot
-        and bool(W.REPLY_PREFERENCE.match(candidate.content))
-    )
-
-
-def _as_constraint(candidate: Candidate) -> Candidate:
-    return _as_procedure(candidate, "constraint", IMPORTANCE["core"])
-
-
-def _as_behavioral(candidate: Candidate) -> Candidate:
-    return _as_procedure(candidate, "behavioral", IMPORTANCE["significant"])
-
-
-def _as_procedure(candidate: Candidate, subtype: str, importance: float) -> Candidate:
-    return replace(
-        candidate,
-        kind="procedure",
-        procedure_subtype=subtype,
-        tags=[subtype],
-        importance=max(candidate.importance, importance),
-    )
-
-
-def _fact(text: str, clause: Clause, *, confidence: float | None = None) -> Candidate:
-    level = confidence or (CONFIDENCE["speculative"] if clause.hedged else CONFIDENCE["stated"])
-    return _rules_fact(text, "personal", level, importance=None)
-
-
-def _episode(text: str, now: datetime) -> Candidate:
-    hint = find_time_hint(text)
-    return _candidate(
-        "episode",
-        _sentence_case(_third_person(text, past=True)),
-        importance="standard",
-        confidence=CONFIDENCE["stated"],
-        tags=["event"],
-        time_hint=hint,
-        occurred_at=resolve_time_hint(hint, now) if hint else None,
     )

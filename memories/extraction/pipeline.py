@@ -19,6 +19,7 @@ from django.utils import timezone
 from memories.extraction import clauses, firewall, gate, guard, regex
 from memories.extraction.classify import candidates_from_json
 from memories.extraction.classify_contract import CLASSIFY_PROMPT, CLASSIFY_SCHEMA, SCHEMA_NAME
+from memories.extraction.clause_candidates import refine
 from memories.extraction.reported import doubt_about
 from memories.extraction.rules import reading as rules
 from memories.extraction.spelling import read_chat
@@ -217,7 +218,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     merged = _merge(found, classified)
     if not chat.has_model and source.role == "user":
         # The offline rules' second pass: statements no rule recognised, read by structure.
-        merged = clauses.refine(merged + clauses.propose(text, merged, timezone.now()))
+        merged = refine(merged + clauses.propose(text, merged, timezone.now()))
     candidates, dropped = _by_retention(merged)
     verdicts += dropped
     reason = firewall.screen_message(source)
