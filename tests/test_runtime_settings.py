@@ -201,7 +201,7 @@ def test_a_queued_extraction_writes_nothing_once_memory_is_off(staff_client: Cli
 
 
 WATCH = (
-    "import sys, time; from spaceduck import runtime\n"
+    "import sys, time; from spaceduck.core import runtime\n"
     "print('on' if runtime.memory_enabled() else 'off', flush=True)\n"
     "deadline = time.monotonic() + 30\n"
     "while runtime.memory_enabled() and time.monotonic() < deadline:\n"
@@ -209,7 +209,7 @@ WATCH = (
     "print('on' if runtime.memory_enabled() else 'off', flush=True)\n"
 )
 SWITCH_OFF = (
-    "from spaceduck import runtime; "
+    "from spaceduck.core import runtime; "
     "runtime.settings_update(values={'memory_enabled': False}, actor='staff:ops')"
 )
 
@@ -243,7 +243,7 @@ def test_another_process_follows_a_change_within_seconds(tmp_path: Path) -> None
 
 
 WORKER_SEES_OFF = (
-    "import json, time; from spaceduck import runtime\n"
+    "import json, time; from spaceduck.core import runtime\n"
     "from memories.write.services import create_thread\n"
     "from memories.write.ingest import message_ingest\n"
     "from memories.models import Extraction, Memory, Message\n"
