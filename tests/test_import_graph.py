@@ -144,6 +144,21 @@ def test_the_layers_place_modules_as_the_folders_say() -> None:
     ]
 
 
+def test_migrations_import_only_the_kernel() -> None:
+    """A migration runs on every fresh database for good: it may not import a module that
+    may move (the constants it needs are copied into it), only spaceduck.core and the
+    apps' models.py (Django writes field defaults as references to it)."""
+    found = []
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for target in _imported(node, "", False):
+                top = target.split(".")[0]
+                allowed = target.startswith("spaceduck.core") or target.endswith(".models")
+                if top in PACKAGES and not allowed:
+                    found.append(f"{path.relative_to(ROOT)} -> {target}")
+    assert found == []
+
+
 def test_a_circle_is_found_when_there_is_one() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(graph) == [["a", "b", "c"]]

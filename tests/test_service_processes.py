@@ -100,7 +100,8 @@ def test_a_changed_embedding_dimension_stops_start_up_until_reindex(
     assert reindexed.returncode == 0, reindexed.stderr
     assert "Reindexed 6 memories" in reindexed.stdout
     search = (
-        "from memories.store import vector_index; from spaceduck.core.providers import get_embedder; "
+        "from memories.store import vector_index; "
+        "from spaceduck.core.providers import get_embedder; "
         "from memories.models import Memory; "
         "hit = vector_index.knn('user:demo', get_embedder().embed(['deploy on a Friday'])[0], 1); "
         "print(Memory.objects.get(pk=hit[0][0]).content)"

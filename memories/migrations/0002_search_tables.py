@@ -53,16 +53,25 @@ VEC_TRIGGER_SQL = """
 """
 
 
+# Copied, not imported (a migration must not depend on a module that may move): the vec0
+# table as memories.store.vector_index.create_table makes it, and the index's name.
+INDEX_NAME = "memories"
+VEC_CREATE_SQL = (
+    "CREATE VIRTUAL TABLE memories_vec USING vec0("
+    "memory_id integer primary key, namespace text partition key, "
+    "embedding float[{dims}] distance_metric=cosine, chunk_size=8)"
+)
+
+
 def create_vector_table(apps, schema_editor):
-    from memories.store import vector_index
     from spaceduck.core.providers import get_embedder
 
     fingerprint = get_embedder().fingerprint
     with schema_editor.connection.cursor() as cursor:
-        vector_index.create_table(cursor, fingerprint.dimensions)
+        cursor.execute(VEC_CREATE_SQL.format(dims=int(fingerprint.dimensions)))
         cursor.execute(VEC_TRIGGER_SQL)
     apps.get_model("spaceduck", "VectorIndexState").objects.update_or_create(
-        name=vector_index.INDEX_NAME,
+        name=INDEX_NAME,
         defaults={
             "provider": fingerprint.provider,
             "model": fingerprint.model,
@@ -72,14 +81,10 @@ def create_vector_table(apps, schema_editor):
 
 
 def drop_vector_table(apps, schema_editor):
-    from memories.store import vector_index
-
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("DROP TRIGGER IF EXISTS memories_vec_ad")
-        vector_index.drop_table(cursor)
-    apps.get_model("spaceduck", "VectorIndexState").objects.filter(
-        name=vector_index.INDEX_NAME
-    ).delete()
+        cursor.execute("DROP TABLE IF EXISTS memories_vec")
+    apps.get_model("spaceduck", "VectorIndexState").objects.filter(name=INDEX_NAME).delete()
 
 
 class Migration(migrations.Migration):

@@ -114,16 +114,26 @@ REVERSE_SQL = [
 ]
 
 
+# Copied, not imported (a migration must not depend on a module that may move): the
+# pgvector table as memories.store.vector_index.create_table makes it, and the index's name.
+INDEX_NAME = "memories"
+VEC_CREATE_SQL = [
+    "CREATE TABLE memories_vec (memory_id bigint PRIMARY KEY, namespace text NOT NULL, "
+    "embedding vector({dims}) NOT NULL)",
+    "CREATE INDEX memories_vec_namespace_idx ON memories_vec (namespace)",
+]
+
+
 def create_vector_table(apps, schema_editor):
     """The pgvector table at the configured embedder's dimension, and its fingerprint."""
-    from memories.store import vector_index
     from spaceduck.core.providers import get_embedder
 
     fingerprint = get_embedder().fingerprint
     with schema_editor.connection.cursor() as cursor:
-        vector_index.create_table(cursor, fingerprint.dimensions)
+        for sql in VEC_CREATE_SQL:
+            cursor.execute(sql.format(dims=int(fingerprint.dimensions)))
     apps.get_model("spaceduck", "VectorIndexState").objects.update_or_create(
-        name=vector_index.INDEX_NAME,
+        name=INDEX_NAME,
         defaults={
             "provider": fingerprint.provider,
             "model": fingerprint.model,
@@ -133,13 +143,9 @@ def create_vector_table(apps, schema_editor):
 
 
 def drop_vector_table(apps, schema_editor):
-    from memories.store import vector_index
-
     with schema_editor.connection.cursor() as cursor:
-        vector_index.drop_table(cursor)
-    apps.get_model("spaceduck", "VectorIndexState").objects.filter(
-        name=vector_index.INDEX_NAME
-    ).delete()
+        cursor.execute("DROP TABLE IF EXISTS memories_vec")
+    apps.get_model("spaceduck", "VectorIndexState").objects.filter(name=INDEX_NAME).delete()
 
 
 class Migration(migrations.Migration):
