@@ -105,6 +105,10 @@ TEMPLATES = [
 ]
 
 # --- Storage -----------------------------------------------------------------
+# SQLite overwrites deleted content with zeros ("on"): what erase and delete promise. "fast"
+# skips it where that would cost I/O and leaves deleted bytes on free pages; "off" is
+# SQLite's default. Anything but "on" breaks the promise: it exists to measure the cost.
+SQLITE_SECURE_DELETE = env_choice("SPACEDUCK_SQLITE_SECURE_DELETE", "on", ("on", "fast", "off"))
 DATABASE_PATH = Path(env_str("SPACEDUCK_DATABASE_PATH", str(DATA_DIR / "spaceduck.sqlite3")))
 DATABASES = {
     "default": {
@@ -118,7 +122,10 @@ DATABASES = {
             # "database is locked" when a read transaction later tries to write.
             "transaction_mode": "IMMEDIATE",
             "timeout": env_float("SPACEDUCK_DATABASE_TIMEOUT", 20.0, minimum=5.0),
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+            # secure_delete: a deleted row's bytes are overwritten, not left on a free page
+            # (README, Privacy; `bench ingest --secure-delete off,fast,on` measures its cost).
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+            f"PRAGMA secure_delete={SQLITE_SECURE_DELETE}",
         },
         "TEST": {"NAME": env_optional_str("SPACEDUCK_TEST_DATABASE_PATH")},
         # Keep each thread's connection between requests: opening one loads

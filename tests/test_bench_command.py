@@ -88,6 +88,26 @@ def test_bench_ingest_runs_both_databases_in_one_command_and_prints_the_ratio() 
 
 
 @pytest.mark.slow
+def test_bench_ingest_compares_secure_delete_modes_in_one_command() -> None:
+    buf = StringIO()
+    call_command(
+        "bench", "ingest", "--embedders", "hash", "--sizes", "20", "--messages", "4",
+        "--secure-delete", "off,on", stdout=buf,
+    )  # fmt: skip
+    out = buf.getvalue()
+    runs = [line for line in out.splitlines() if line.startswith("ingest (inline")]
+    # Each run reads the mode back from SQLite: the environment reached the child.
+    assert [line.rsplit(", ", 1)[-1] for line in runs] == ["secure_delete off", "secure_delete on"]
+    assert re.search(
+        rf"ingest ratio \(inline\): secure_delete=on {NUMBER} msg/s / secure_delete=off "
+        rf"{NUMBER} msg/s = {NUMBER}x",
+        out,
+    )
+    with pytest.raises(CommandError, match="unknown \\['half'\\]"):
+        call_command("bench", "ingest", "--secure-delete", "on,half", stdout=StringIO())
+
+
+@pytest.mark.slow
 def test_bench_mcp_times_recall_through_rest_and_mcp_on_the_same_answers() -> None:
     buf = StringIO()
     call_command("bench", "mcp", "--memories", "60", "--calls", "6", stdout=buf)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from huey.storage import SqliteStorage
 
 T = TypeVar("T", bound=Callable[..., Any])
@@ -49,4 +50,6 @@ class QueueStorage(SqliteStorage):
     def _create_connection(self) -> Any:
         conn = super()._create_connection()
         conn.execute("PRAGMA synchronous=NORMAL")
+        # A finished task's payload (ids) is overwritten, as the main database's rows are.
+        conn.execute(f"PRAGMA secure_delete={settings.SQLITE_SECURE_DELETE}")
         return conn

@@ -29,6 +29,7 @@ from memories.models import Conflict, Extraction, Fact, Memory, MemoryEvent, Mes
 from memories.store import keyword_index
 from notes.models import Note
 from spaceduck.core.db.locks import lock_for_write
+from spaceduck.core.db.scrub import forget_after_commit
 from spaceduck.core.errors import InvalidInput, NotFound
 from spaceduck.core.namespaces import InvalidNamespace, normalize_namespace
 from spaceduck.models import NamespaceErasure
@@ -107,6 +108,9 @@ def erase_namespace(namespace: str, *, by: str) -> NamespaceErasure:
         _delete_memories(memory_ids)
         rows["threads"].delete()  # messages go with their thread (on_delete=CASCADE)
         _drop_counts(ns)
+        # Once committed: the keyword index's terms of the erased memories purged and the
+        # WAL checkpointed, so no file in the data directory keeps a byte of them.
+        forget_after_commit()
         return NamespaceErasure.objects.create(namespace=ns, erased_by=by, counts=counts)
 
 

@@ -40,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: bench --postgres when given, else SQLite)",
     )
     parser.add_argument(
-        "--repeat", type=int, default=1, help="runs per database with --databases (alternating)"
+        "--secure-delete",
+        default="",
+        help="off,on (or fast): run on SQLite with each PRAGMA secure_delete in one command "
+        "and print each rate as a ratio to the first mode's",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per database (or secure_delete mode) with --databases or --secure-delete "
+        "(alternating)",
     )
 
 
@@ -111,30 +122,46 @@ DATABASES = ("sqlite", "postgres")
 _RATE = re.compile(r"^ingest \((?P<how>[^,]+), \w+\):.* = (?P<rate>[\d.]+) msg/s", re.MULTILINE)
 
 
-def run(options: dict[str, Any], stdout: Writer) -> None:
-    databases = [d.strip() for d in str(options["databases"]).split(",") if d.strip()]
-    if unknown := set(databases) - set(DATABASES):
-        from django.core.management import CommandError
+SECURE_DELETE_MODES = ("off", "fast", "on")
 
-        raise CommandError(f"--databases: unknown {sorted(unknown)}; choose from {DATABASES}")
+
+def run(options: dict[str, Any], stdout: Writer) -> None:
+    databases = _listed(options["databases"], DATABASES, "--databases")
+    modes = _listed(options["secure_delete"], SECURE_DELETE_MODES, "--secure-delete")
     for embedder in str(options["embedders"]).split(","):
         for size in str(options["sizes"]).split(","):
             workers = ",".join(w.strip() for w in str(options["workers"]).split(","))
             args = [size, str(options["messages"]), str(options["seed"]), workers]
-            if not databases:
+            repeat = int(options["repeat"])
+            if modes:
+                variants = {f"secure_delete={mode}": _secure_delete(mode) for mode in modes}
+                rates = _run_each(variants, repeat, args, embedder.strip(), stdout)
+                _print_mode_ratios(rates, stdout)
+            elif databases:
+                variants = {database: _database(database) for database in databases}
+                rates = _run_each(variants, repeat, args, embedder.strip(), stdout)
+                _print_ratios(rates, stdout)
+            else:
                 _run_one(args, embedder.strip(), stdout)
-                continue
-            rates = _run_each(databases, int(options["repeat"]), args, embedder.strip(), stdout)
-            _print_ratios(rates, stdout)
 
 
-def _run_one(args: list[str], embedder: str, stdout: Writer) -> None:
+def _listed(value: object, choices: tuple[str, ...], flag: str) -> list[str]:
+    listed = [item.strip() for item in str(value or "").split(",") if item.strip()]
+    if unknown := set(listed) - set(choices):
+        from django.core.management import CommandError
+
+        raise CommandError(f"{flag}: unknown {sorted(unknown)}; choose from {choices}")
+    return listed
+
+
+def _run_one(args: list[str], embedder: str, stdout: Writer, **env: str) -> None:
     run_child(
         "spaceduck.ops.benchmarks.ingest",
         args,
         stdout,
         SPACEDUCK_EMBEDDING_PROVIDER=embedder,
         SPACEDUCK_HUEY_IMMEDIATE="0",  # each run sets its own mode (run_messages)
+        **env,
     )
 
 
@@ -149,20 +176,34 @@ class _Tee:
         self.text.append(msg)
 
 
+# A variant of one run: the database server it runs on (None: SQLite), found when the
+# run starts (a private PostgreSQL is started only if asked for), and its environment.
+Variant = tuple[Callable[[], str | None], dict[str, str]]
+
+
+def _database(database: str) -> Variant:
+    return (lambda: _server(database)), {}
+
+
+def _secure_delete(mode: str) -> Variant:
+    return (lambda: None), {"SPACEDUCK_SQLITE_SECURE_DELETE": mode}
+
+
 def _run_each(
-    databases: list[str], repeat: int, args: list[str], embedder: str, stdout: Writer
+    variants: dict[str, Variant], repeat: int, args: list[str], embedder: str, stdout: Writer
 ) -> dict[str, dict[str, list[float]]]:
-    """database -> run kind ("inline", "1 worker processes") -> its rates, in alternating
-    order so that neither database always runs first on a machine that warms up or slows."""
-    rates: dict[str, dict[str, list[float]]] = {d: {} for d in databases}
+    """variant -> run kind ("inline", "1 worker processes") -> its rates, in alternating
+    order so that neither variant always runs first on a machine that warms up or slows."""
+    names = list(variants)
+    rates: dict[str, dict[str, list[float]]] = {name: {} for name in names}
     for round_ in range(max(1, repeat)):
-        for database in databases if round_ % 2 == 0 else databases[::-1]:
-            server = _server(database)
+        for name in names if round_ % 2 == 0 else names[::-1]:
+            server, env = variants[name]
             tee = _Tee(stdout)
-            with scratch.database_server(server):
-                _run_one(args, embedder, tee)
+            with scratch.database_server(server()):
+                _run_one(args, embedder, tee, **env)
             for found in _RATE.finditer("".join(tee.text)):
-                rates[database].setdefault(found["how"], []).append(float(found["rate"]))
+                rates[name].setdefault(found["how"], []).append(float(found["rate"]))
     return rates
 
 
@@ -170,6 +211,21 @@ def _server(database: str) -> str | None:
     if database == "sqlite":
         return None
     return scratch.POSTGRES_SERVER or scratch.private_postgres()
+
+
+def _print_mode_ratios(rates: dict[str, dict[str, list[float]]], stdout: Writer) -> None:
+    """Each secure_delete mode's rate as a ratio to the first mode's (medians)."""
+    base_name, *others = list(rates)
+    for how, base in rates[base_name].items():
+        base_rate = statistics.median(base)
+        for name in others:
+            if found := rates[name].get(how):
+                rate = statistics.median(found)
+                stdout.write(
+                    f"ingest ratio ({how}): {name} {rate:.1f} msg/s / {base_name} "
+                    f"{base_rate:.1f} msg/s = {rate / base_rate:.2f}x "
+                    f"(medians of {len(found)} and {len(base)} runs)\n"
+                )
 
 
 def _print_ratios(rates: dict[str, dict[str, list[float]]], stdout: Writer) -> None:
@@ -341,9 +397,20 @@ def run_messages(size: int, filled: float, texts: list[str], workers: int) -> No
         f"{count / elapsed:.1f} msg/s, {elapsed / count * 1000:.2f} ms/msg; "
         f"memories now {Memory.objects.filter(namespace=NAMESPACE).count()}, "
         f"extractions not done {failed}, peak RSS {peak_mb:.0f} MB"
+        f"{_secure_delete_in_force(connection)}"
     )
     if errors:  # retried attempts (the run still counts only what finished)
         print(f"  {len(errors)} failed attempts so far, e.g.: {errors[-1]['error'][:200]}")
+
+
+def _secure_delete_in_force(connection: Any) -> str:
+    """SQLite's PRAGMA secure_delete as the run had it ("" elsewhere): what
+    ``--secure-delete`` compares, read back rather than assumed."""
+    if connection.vendor != "sqlite":
+        return ""
+    with connection.cursor() as cursor:
+        mode = cursor.execute("PRAGMA secure_delete").fetchone()[0]
+    return f", secure_delete {dict(enumerate(('off', 'on', 'fast'))).get(mode, mode)}"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,140 @@
+"""Forget means forgotten, on the files (issue 37 item 1).
+
+A distinctive name and e-mail address are written through every kind of row a namespace
+holds (memories with every text field, their history, a conflict, an extraction and its
+candidates, a thread title, messages and their provenance, facts, notes, an admin log
+entry), committed, and found in the raw bytes of the data directory's files. The namespace
+is then erased by each path (``manage.py erase``, ``DELETE /api/namespaces/{ns}``, the
+People page), and the same bytes are searched again: no file holds either string, in any
+case, as UTF-8 or UTF-16. SQLite only: on PostgreSQL the files are the server's.
+
+The control test turns the two protections off (``secure_delete`` and the keyword index's
+purge) and finds the name still in the file: the scan can fail.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+
+from memories.models import Conflict, Memory
+from memories.write.ingest import message_ingest
+from memories.write.services import create_thread, memory_create, set_fact
+from notes.services import enable_note_search, save_note
+from spaceduck.core.db import scrub
+from tests.conftest import make_actor
+from tests.raw_files import files_holding
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_only]
+
+NS = "user:subject"  # the name stays on the erasure's tombstone: nothing personal in it
+NAME = "Xqzvtplk"
+MAIL = "brummerhofe@vantablack.example"
+# The keyword index keeps terms prefix-compressed: a term may be stored without the
+# letters it shares with the term before it, so its tail is searched for too.
+NEEDLES = (NAME, MAIL, "zvtplk", "brummerhof", "vantablack")
+
+
+def seed() -> None:
+    """Every kind of row, each holding the name or the address."""
+    thread = create_thread(NS, title=f"Planning with {NAME}")
+    message_ingest(
+        thread.id,
+        "user",
+        f"My name is {NAME} and my e-mail is {MAIL}. I live in Lisbon.",
+        provenance={"tool_args": f"--contact {MAIL}"},
+    )
+    old = memory_create(
+        namespace=NS,
+        kind="fact",
+        content=f"{NAME} likes zeppelin music.",
+        title=f"{NAME}'s music",
+        summary=f"music of {NAME}",
+        tags=[NAME.lower()],
+        context=f"said while writing to {MAIL}",
+        actor="test",
+    )
+    new = memory_create(
+        namespace=NS,
+        kind="fact",
+        content=f"{NAME} can be reached at {MAIL}.",
+        actor="test",
+        status="candidate",
+    )
+    Conflict.objects.create(namespace=NS, old=old, new=new, reason="test")
+    set_fact(NS, "contact/email", {"address": MAIL, "name": NAME})
+    enable_note_search("user")
+    save_note(NS, f"{NAME} prefers e-mail ({MAIL}).", id="note-subject")
+    user, _ = get_user_model().objects.get_or_create(username="log-writer")
+    LogEntry.objects.create(
+        content_type=ContentType.objects.get_for_model(Memory),
+        object_id=str(old.pk),
+        object_repr=str(old)[:200],
+        action_flag=CHANGE,
+        change_message=f"edited {NAME}",
+        user_id=user.pk,
+    )
+
+
+def erase_by_command() -> None:
+    call_command("erase", NS, "--yes", stdout=io.StringIO())
+
+
+def erase_by_api() -> None:
+    admin = make_actor(["*"], ["admin"], name="root")
+    assert admin.delete(f"/api/namespaces/{NS}").status_code == 200
+
+
+def erase_by_page() -> None:
+    staff = get_user_model().objects.create_user("staff", password="pw-1234567", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    response = client.post("/people/erase/", {"namespace": NS, "confirm": NS})
+    assert response.status_code in (200, 302), response.content[:300]
+
+
+ERASERS: dict[str, Callable[[], None]] = {
+    "command": erase_by_command,
+    "api": erase_by_api,
+    "page": erase_by_page,
+}
+
+
+def test_connections_overwrite_deleted_content() -> None:
+    with connection.cursor() as cursor:
+        assert cursor.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        assert cursor.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("path", list(ERASERS))
+def test_an_erased_namespace_is_in_no_file(path: str) -> None:
+    seed()
+    scrub.checkpoint()
+    before = files_holding(*NEEDLES)
+    assert before, "the seeded rows should be in the database file"
+    ERASERS[path]()
+    assert files_holding(*NEEDLES) == {}
+
+
+def test_the_scan_finds_what_an_unprotected_delete_leaves(monkeypatch: Any) -> None:
+    """Control: with secure_delete off and no purge of the keyword index, the erased rows'
+    bytes stay in the file after the same erase and checkpoint."""
+    seed()
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA secure_delete=OFF")
+    monkeypatch.setattr(scrub, "_PURGES", [])
+    try:
+        erase_by_command()
+        assert files_holding(*NEEDLES)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA secure_delete=ON")
