@@ -27,12 +27,13 @@ from django.db import connection
 from django.test import Client
 
 from memories.models import Conflict, Memory
+from memories.store import vector_index
 from memories.write.ingest import message_ingest
 from memories.write.services import create_thread, memory_create, set_fact
 from notes.services import enable_note_search, save_note
 from spaceduck.core.db import scrub
 from tests.conftest import make_actor
-from tests.raw_files import files_holding
+from tests.raw_files import data_files, files_holding
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_only]
 
@@ -121,8 +122,33 @@ def test_an_erased_namespace_is_in_no_file(path: str) -> None:
     scrub.checkpoint()
     before = files_holding(*NEEDLES)
     assert before, "the seeded rows should be in the database file"
+    vectors = stored_vectors()
+    assert vectors
+    assert all(vectors_in_files(vectors).values())
     ERASERS[path]()
     assert files_holding(*NEEDLES) == {}
+    assert not any(vectors_in_files(vectors).values())  # nor the memories' vectors
+
+
+def stored_vectors() -> dict[int, bytes]:
+    ids = list(Memory.objects.filter(namespace=NS).values_list("id", flat=True))
+    return vector_index.stored_blobs(ids)
+
+
+def vectors_in_files(vectors: dict[int, bytes]) -> dict[int, bool]:
+    """memory id -> whether any 32-byte piece of its stored vector holding two non-zero
+    floats is in a file (the test embedder's vectors are mostly zeros, and a vector may
+    be split over two pages)."""
+    data = b"".join(path.read_bytes() for path in data_files())
+    return {
+        memory_id: any(piece in data for piece in _pieces(blob))
+        for memory_id, blob in vectors.items()
+    }
+
+
+def _pieces(blob: bytes) -> list[bytes]:
+    pieces = [blob[at : at + 32] for at in range(0, len(blob) - 31, 32)]
+    return [p for p in pieces if sum(p[i : i + 4] != bytes(4) for i in range(0, 32, 4)) >= 2]
 
 
 def test_the_scan_finds_what_an_unprotected_delete_leaves(monkeypatch: Any) -> None:
