@@ -177,3 +177,20 @@ def test_the_context_block_shows_the_clients_id(bob: Actor, both: tuple[str, str
     response = bob.post("/api/context", {"thread_id": b, "query": "words"})
     assert response.status_code == 200, response.content
     assert [m["id"] for m in response.json()["messages"]] == [ID]
+
+
+def test_the_admin_lists_and_deletes_a_namespaced_message(
+    staff_client, django_user_model, both: tuple[str, str]
+) -> None:  # type: ignore[no-untyped-def]
+    from django.contrib.admin.utils import quote
+
+    django_user_model.objects.filter(username="staff").update(is_superuser=True)
+    _, b = both
+    key = Message.objects.get(thread_id=b).pk
+    assert key != ID
+    assert staff_client.get("/admin/memories/message/").status_code == 200
+    page = staff_client.get(f"/admin/memories/message/{quote(key)}/change/")
+    assert page.status_code == 200
+    deleted = staff_client.post(f"/admin/memories/message/{quote(key)}/delete/", {"post": "yes"})
+    assert deleted.status_code == 302
+    assert Message.objects.get().thread_id != b  # Alice's stays
