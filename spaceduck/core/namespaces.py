@@ -80,6 +80,8 @@ def describe_character(ch: str) -> str:
 def hidden_character(text: str) -> tuple[int, str] | None:
     """The first character of ``text`` a namespace cannot hold, as (position counted from
     1, its code point and name), or None."""
+    if text.isascii() and text.isprintable():  # the usual name (every request): one pass in C
+        return None
     for position, ch in enumerate(text, start=1):
         if is_hidden(ch):
             return position, describe_character(ch)
