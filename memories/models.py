@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import ClassVar
 
@@ -11,6 +12,34 @@ from django.utils import timezone
 
 def new_id() -> str:
     return uuid.uuid4().hex
+
+
+# A message id belongs to its namespace. A client's id is stored as given while no other
+# namespace holds it; otherwise (and only then) under a key qualified by the namespace:
+# MARK, 16 hex digits of the namespace's SHA-256, MARK, the client's id. MARK is a control
+# character, which a client's id cannot hold (clean_message_id), so the two forms never
+# meet, and a client never learns another namespace uses its id: it gets its own message
+# under the id it chose. Keys are at most 18 + 64 characters.
+KEY_MARK = "\x1f"
+_TAG_LENGTH = 16
+MESSAGE_KEY_LENGTH = 2 + _TAG_LENGTH + 64
+
+
+def namespaced_message_key(namespace: str, client_id: str) -> str:
+    tag = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:_TAG_LENGTH]
+    return f"{KEY_MARK}{tag}{KEY_MARK}{client_id}"
+
+
+def message_keys(namespace: str, client_id: str) -> list[str]:
+    """The keys a message of ``namespace`` with the client's id ``client_id`` may have."""
+    return [client_id, namespaced_message_key(namespace, client_id)]
+
+
+def client_message_id(key: str) -> str:
+    """The id a client gave (or was given) for the message stored under ``key``."""
+    if key.startswith(KEY_MARK):
+        return key[2 + _TAG_LENGTH :]
+    return key
 
 
 class MemoryKind(models.TextChoices):
@@ -69,7 +98,8 @@ class MessageRole(models.TextChoices):
 
 
 class Message(models.Model):
-    id = models.CharField(max_length=64, primary_key=True, default=new_id)
+    # The stored key (see namespaced_message_key); clients see ``client_id``.
+    id = models.CharField(max_length=MESSAGE_KEY_LENGTH, primary_key=True, default=new_id)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     content = models.JSONField(help_text="Text, or any JSON value.")
@@ -83,6 +113,11 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {str(self.content)[:60]}"
+
+    @property
+    def client_id(self) -> str:
+        """The message's id as its client knows it (the API's ``id``)."""
+        return client_message_id(self.pk)
 
 
 class Fact(models.Model):

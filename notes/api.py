@@ -22,6 +22,7 @@ from notes.models import Note
 from spaceduck.core.access import (
     Caller,
     actor,
+    claimed_author,
     request_token,
     require_namespace,
     require_permission,
@@ -87,7 +88,11 @@ class NoteIn(Schema):
     author: (
         Annotated[str, documented({"maxLength": services.MAX_AUTHOR_LENGTH, "pattern": _NO_NUL})]
         | None
-    ) = Field(None, description="Defaults to the token, as `token:<name>`.")
+    ) = Field(
+        None,
+        description="Defaults to the token, as `token:<name>`; if given, that or a name "
+        "under it, `token:<name>/<agent>` (any other author is refused with 403).",
+    )
     status: NoteStatusIn | None = Field(
         None,
         description="accepted (default), pending or rejected. Without the `approve` "
@@ -256,7 +261,7 @@ def create_note(request: HttpRequest, payload: NoteIn) -> Any:
         body=payload.body,
         kind=payload.kind,
         tags=payload.tags,
-        author=actor(request) if payload.author is None else payload.author,
+        author=claimed_author(request, payload.author),
         status=status,
         supersedes=payload.supersedes or (),
         provenance=payload.provenance,

@@ -11,10 +11,12 @@ from typing import Annotated, Any
 from django.http import HttpRequest
 from ninja import Field, Query, Router
 from ninja.errors import HttpError
+from pydantic import field_validator
 
 from memories.api.schemas import READ_ERRORS, RowId, column_length
 from memories.models import (
     Extraction,
+    client_message_id,
 )
 from memories.store import selectors
 from memories.store.positions import NUMERIC_PATTERN, Position
@@ -54,6 +56,11 @@ class ExtractionOut(OutSchema):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+    @field_validator("message_id")
+    @classmethod
+    def _client_id(cls, key: str | None) -> str | None:
+        return None if key is None else client_message_id(key)  # as the client knows it
 
 
 class ExtractionListOut(OutSchema):

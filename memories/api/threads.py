@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from django.http import HttpRequest
 from ninja import Field, Path, Query, Router, Schema, Status
 from ninja.errors import HttpError
-from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from memories.api.schemas import (
     DELETE_ERRORS,
@@ -24,6 +24,7 @@ from memories.api.schemas import (
 from memories.models import (
     MessageRole,
     Thread,
+    client_message_id,
 )
 from memories.store import selectors
 from memories.write import services
@@ -116,6 +117,11 @@ class MessageOut(OutSchema):
     provenance: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
+
+    @field_validator("id")
+    @classmethod
+    def _client_id(cls, key: str) -> str:
+        return client_message_id(key)  # the id the client chose, not the stored key
 
 
 class ExtractionRef(OutSchema):

@@ -12,7 +12,16 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thread
+from memories.models import (
+    Extraction,
+    Fact,
+    Memory,
+    MemoryEvent,
+    Message,
+    Thread,
+    message_keys,
+    namespaced_message_key,
+)
 from memories.store.positions import Position
 from spaceduck.core.db.fast import hot_cursor, read_plan
 from spaceduck.core.db.locks import LOCK_EXPRESSION
@@ -126,6 +135,35 @@ def message_get(message_id: str) -> Message | None:
         sql = f"SELECT {plan.columns} FROM memories_message WHERE id = %s"
         row = cursor.execute(sql, [message_id]).fetchone()
     return None if row is None else plan.instance(Message, row)
+
+
+@dataclass(frozen=True)
+class ClientMessage:
+    """What a client's message id means in one namespace."""
+
+    message: Message | None  # the namespace's message with that id, if there is one
+    key: str  # the key a new message with that id is stored under
+
+
+def client_message(namespace: str, client_id: str) -> ClientMessage:
+    """The namespace's message with the client's id ``client_id``, and the key a new one
+    would take: the id itself, unless another namespace holds it (then the namespaced key,
+    memories.models.namespaced_message_key). Another namespace's message is never returned,
+    so its id neither collides nor shows. One indexed read of at most two rows."""
+    plan = read_plan(Message)
+    keys = message_keys(namespace, client_id)
+    sql = (
+        f"SELECT {plan.columns}, "
+        "(SELECT t.namespace FROM memories_thread t WHERE t.id = thread_id) "
+        "FROM memories_message WHERE id IN (%s, %s)"
+    )
+    with hot_cursor() as cursor:
+        rows = cursor.execute(sql, keys).fetchall()
+    own = [plan.instance(Message, row[:-1]) for row in rows if row[-1] == namespace]
+    if own:
+        return ClientMessage(own[0], own[0].pk)
+    taken = any(row[-1] != namespace for row in rows)
+    return ClientMessage(None, namespaced_message_key(namespace, client_id) if taken else client_id)
 
 
 def extraction_status(extraction_id: int) -> str | None:
@@ -294,7 +332,8 @@ def list_messages(
 
 def _cursor(thread: Thread, message_id: str, name: str) -> tuple[datetime, str]:
     message_id = clean_message_id(message_id, f"{name} cursor")
-    found = Message.objects.filter(thread=thread, pk=message_id).values_list("created_at", "id")
+    keys = message_keys(thread.namespace, message_id)
+    found = Message.objects.filter(thread=thread, pk__in=keys).values_list("created_at", "id")
     cursor = found.first()
     if cursor is None:
         raise InvalidInput(f"{name} cursor {message_id!r} is not a message of this thread")
@@ -541,7 +580,10 @@ def latest_message_with_key(thread_id: str, key: str) -> Message | None:
 
 
 def message_position(thread_id: str, message_id: str) -> tuple[datetime, str] | None:
-    rows = Message.objects.filter(thread_id=thread_id, pk=message_id)
+    """Where the thread's message ``message_id`` (a stored key or its client's id) stands."""
+    namespace = Thread.objects.filter(pk=thread_id).values_list("namespace", flat=True).first()
+    keys = [message_id] if namespace is None else message_keys(namespace, message_id)
+    rows = Message.objects.filter(thread_id=thread_id, pk__in=keys)
     return rows.values_list("created_at", "id").first()
 
 

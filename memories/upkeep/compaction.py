@@ -173,7 +173,7 @@ class Summarizer:
         if len(messages) <= KEEP_NEWEST or (len(older) == 1 and is_summary(older[0])):
             return 0
         text = self.llm.summarize(texts=[f"{m.role}: {text_of(m.content)}" for m in older])
-        ids = [m.id for m in older]
+        ids = [m.client_id for m in older]  # as the thread's client knows them
         services.save_message(
             thread_id,
             MessageRole.SYSTEM,
@@ -209,7 +209,7 @@ def conversation_tail(messages: Sequence[Message]) -> tuple[Message | None, list
     if summary is not None:
         last_covered = covered_until(summary)
         for index, message in enumerate(messages):
-            if message.id == last_covered:
+            if last_covered in (message.id, message.client_id):
                 boundary = max(boundary, index)
     return summary, [m for m in messages[boundary + 1 :] if not is_summary(m)]
 
@@ -270,7 +270,7 @@ def compact_conversation(
     text = llm.summarize(texts=texts, max_words=words).strip()
     if not text:
         raise ProviderError(f"{llm.name} returned an empty summary")
-    first = older[0].id
+    first = older[0].client_id
     if previous is not None:
         marker = (previous.provenance or {}).get(SUMMARY_MARKER)
         covers = marker.get("covers") if isinstance(marker, dict) else None
@@ -288,9 +288,9 @@ def compact_conversation(
         provenance={
             SUMMARY_MARKER: {
                 "conversation": True,
-                "covers": [first, older[-1].id],
+                "covers": [first, older[-1].client_id],
                 "messages": len(older),
-                "previous": None if previous is None else previous.id,
+                "previous": None if previous is None else previous.client_id,
                 "tokens_before": total,
                 "budget": budget,
                 "by": llm.name,

@@ -28,6 +28,7 @@ from memories.models import (
     MessageRole,
     SourceType,
     Thread,
+    message_keys,
     new_id,
 )
 from memories.store import vector_index
@@ -35,8 +36,8 @@ from memories.store.selectors import (
     clean_fact_key,
     clean_message_id,
     clean_namespace,
+    client_message,
     get_thread,
-    message_get,
 )
 from spaceduck.core.db.fast import fast_writes, hot_cursor, insert_statement, inserted
 from spaceduck.core.db.locks import lock_for_write
@@ -366,9 +367,15 @@ def message_write_with(
     # needs none, but whether the id is one is known only after this read).
     appends = draft.created_at is None
     thread = get_thread(draft.thread_id, lock=_thread_lock(draft.thread_id) if appends else "")
-    # A fresh uuid cannot exist yet: only a caller-chosen id may be a replacement.
-    message = message_get(draft.message_id) if draft.replaces else None
+    # A fresh uuid cannot exist yet: only a caller-chosen id may be a replacement. The id
+    # is looked up in the thread's namespace only: another namespace's message with the
+    # same id is neither replaced nor told of (it is stored under its own key).
+    message, key = None, draft.message_id
+    if draft.replaces:
+        found = client_message(thread.namespace, draft.message_id)
+        message, key = found.message, found.key
     if message is not None and message.thread_id != thread.pk:
+        # The same namespace: its reader may see that thread anyway.
         raise Conflict(f"message id {draft.message_id!r} already belongs to another thread")
     is_new = message is None
     # PostgreSQL: an append's time is computed by its INSERT (_APPEND_TIME_SQL), a round
@@ -379,7 +386,7 @@ def message_write_with(
         created_at = draft.created_at or draft.now
         if not computed:
             created_at = draft.created_at or _append_time(thread, draft.now, locked=True)
-        message = Message(id=draft.message_id, thread=thread, created_at=created_at)
+        message = Message(id=key, thread=thread, created_at=created_at)
     message.role, message.content, message.provenance = draft.role, draft.content, draft.provenance
     if not is_new:
         message.save()
@@ -421,9 +428,12 @@ def delete_messages(thread_id: str, ids: Iterable[str]) -> int:
     with transaction.atomic():
         thread = get_thread(thread_id)
         deleted = 0
-        for start in range(0, len(unique), DELETE_CHUNK_SIZE):
-            chunk = unique[start : start + DELETE_CHUNK_SIZE]
-            _, per_model = Message.objects.filter(thread=thread, pk__in=chunk).delete()
+        per_chunk = DELETE_CHUNK_SIZE // 2  # two possible keys per id
+        for start in range(0, len(unique), per_chunk):
+            chunk = unique[start : start + per_chunk]
+            # A client's id, or a stored key (the admin's), of this thread's messages.
+            keys = [key for one in chunk for key in message_keys(thread.namespace, one)]
+            _, per_model = Message.objects.filter(thread=thread, pk__in=keys).delete()
             deleted += per_model.get(Message._meta.label, 0)
         if deleted:
             Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())

@@ -37,6 +37,35 @@ def actor(caller: Caller) -> str:
     return f"token:{request_token(caller).name}"
 
 
+def claimed_author(caller: Caller, requested: str | None) -> str:
+    """A note's author as a token may give it: its identity (``token:<name>``, as ``actor``
+    records it) or a name under it (``token:<name>/<agent>``), which lets one token say which
+    of its agents wrote. Anything else is refused (403), not replaced: ``staff:<user>`` is
+    reserved for people (the dashboard and the admin set it from the logged-in user), and a
+    token that names another token, or anyone, would make a reviewer trust the wrong source;
+    answering with the reason tells the client its note was not stored under that name."""
+    identity = actor(caller)
+    if requested is None:
+        return identity
+    if requested == identity:
+        return requested
+    under = requested.removeprefix(f"{identity}/")
+    if under != requested and under.strip() and not _names_another_token(caller, requested):
+        return requested
+    raise PermissionDenied(
+        f"author {requested!r} is not this token: a token's notes are written by {identity!r} "
+        f"or a name under it ({identity}/<agent>); 'staff:' names people (set by the dashboard "
+        "and the admin) and a token cannot write as another token; omit author to use "
+        f"{identity!r}"
+    )
+
+
+def _names_another_token(caller: Caller, author: str) -> bool:
+    # Token names may hold "/": "token:ci/deploy" under token "ci" is token "ci/deploy".
+    name = author.removeprefix("token:")
+    return ApiToken.objects.filter(name=name).exclude(pk=request_token(caller).pk).exists()
+
+
 def require_namespace(request: Caller, namespace: str, permission: str = "read") -> str:
     """The canonical namespace if the token may use it with ``permission``.
 

@@ -75,3 +75,40 @@ def check_database_collation(app_configs: Any = None, **kwargs: Any) -> list[Che
             id="spaceduck.W003",
         )
     ]
+
+
+NAME_HINT = (
+    "No request reaches these rows under this name any more. To keep them: "
+    "`manage.py export FILE --namespace 'NAME'` (it takes the name as stored; in a shell "
+    "write a hidden character as in $'user:ali\\u00adce'), correct the name in the file, "
+    "`manage.py erase 'NAME'`, then `manage.py import FILE`. To drop them: `manage.py erase "
+    "'NAME'` alone. A token's grant: revoke the token and create one for the corrected name."
+)
+TOMBSTONE_HINT = (
+    "An erasure record keeps the name it erased, as it was; on the People page it may look "
+    "like another namespace. Nothing to repair: once read, silence it with "
+    "SILENCED_SYSTEM_CHECKS = ['spaceduck.W007']."
+)
+
+
+@register()
+def check_namespace_names(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A warning per table and stored namespace that hides characters or is not NFC."""
+    from spaceduck.models import NamespaceErasure
+    from spaceduck.ops.namespace_names import stored_name_problems
+
+    warnings: list[CheckMessage] = []
+    for found in stored_name_problems():
+        if found.token:
+            where = f"granted to token {found.token} ({found.table})"
+        else:
+            where = f"held by {found.rows} row(s) of {found.table}"
+        tombstone = found.table == NamespaceErasure._meta.db_table
+        warnings.append(
+            Warning(
+                f"Namespace {found.name!r}, {where}, {found.problem}.",
+                hint=TOMBSTONE_HINT if tombstone else NAME_HINT,
+                id="spaceduck.W007" if tombstone else "spaceduck.W006",
+            )
+        )
+    return warnings

@@ -31,8 +31,9 @@ from notes.models import Note
 from spaceduck.core.db.locks import lock_for_write
 from spaceduck.core.db.scrub import forget_after_commit
 from spaceduck.core.errors import InvalidInput, NotFound
-from spaceduck.core.namespaces import InvalidNamespace, normalize_namespace
+from spaceduck.core.namespaces import InvalidNamespace
 from spaceduck.models import NamespaceErasure
+from spaceduck.ops.namespace_names import existing_or_canonical
 
 # The kinds counted on the tombstone, in the order pages list them.
 KINDS: tuple[str, ...] = (
@@ -49,8 +50,11 @@ _CHUNK = 500  # ids per admin-log delete (SQLite's bound-parameter limit)
 
 
 def canonical(namespace: str) -> str:
+    """The namespace to erase: its canonical name, or exactly the name given when rows are
+    stored under it that today's rules refuse or respell (spaceduck.ops.namespace_names),
+    so the operator can still erase them."""
     try:
-        return normalize_namespace(namespace)
+        return existing_or_canonical(namespace)
     except InvalidNamespace as exc:
         raise InvalidInput(f"invalid namespace: {exc}") from None
 

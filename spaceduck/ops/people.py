@@ -157,7 +157,7 @@ def _messages(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
     return rows, lambda m: Hit(
         "messages",
         m.thread.namespace,
-        m.pk,
+        m.client_id,
         m.content if isinstance(m.content, str) else str(m.content),
         thread_id=m.thread_id,
     )

@@ -70,8 +70,11 @@ def test_posting_an_existing_id_again_answers_200_with_the_stored_note(owner: Ac
     assert Note.objects.count() == 1
 
 
-def test_an_explicit_author_is_kept(owner: Actor) -> None:
-    assert post_note(owner, body="x", author="agent:planner").json()["author"] == "agent:planner"
+def test_an_explicit_author_under_the_token_is_kept(owner: Actor) -> None:
+    # A token writes as itself or a name under it; any other author is refused (issue 37).
+    response = post_note(owner, body="x", author="token:owner/planner")
+    assert response.json()["author"] == "token:owner/planner"
+    assert post_note(owner, body="x", author="agent:planner").status_code == 403
 
 
 def test_posting_outside_the_grants_is_404_and_without_write_is_403(

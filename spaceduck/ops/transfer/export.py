@@ -21,8 +21,9 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from memories.store import vector_index
-from spaceduck.core.namespaces import InvalidNamespace, namespace_kind, normalize_namespace
+from spaceduck.core.namespaces import InvalidNamespace, namespace_kind
 from spaceduck.models import VectorIndexState
+from spaceduck.ops.namespace_names import existing_or_canonical
 from spaceduck.ops.transfer.formats import (
     BATCH_SIZE,
     BY_NAME,
@@ -150,7 +151,8 @@ def _clean_namespace(namespace: str | None) -> str | None:
     if namespace is None:
         return None
     try:
-        return normalize_namespace(namespace)
+        # A name stored before today's rules can still be exported, to be corrected.
+        return existing_or_canonical(namespace)
     except InvalidNamespace as exc:
         raise TransferError(f"invalid namespace {namespace!r}: {exc}") from None
 

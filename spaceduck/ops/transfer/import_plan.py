@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from spaceduck.ops.namespace_names import name_problem
 from spaceduck.ops.transfer.formats import (
     BY_NAME,
     FORMAT,
@@ -116,7 +117,23 @@ def _parse(number: int, obj: dict[str, Any]) -> Line:
             values[name] = None
         else:
             raise TransferError(f"{where}: missing {name}")
+    _check_names(where, values)
     return Line(number, rtype, obj, values)
+
+
+def _check_names(where: str, values: dict[str, Any]) -> None:
+    """A namespace, or a token's grant, must be one a request could name today: visible
+    and NFC-normalised (spaceduck.core.namespaces), as every other front end requires."""
+    names = [values["namespace"]] if isinstance(values.get("namespace"), str) else []
+    grants = values.get("namespaces")
+    if isinstance(grants, list):
+        names += [g for g in grants if isinstance(g, str) and g != "*" and not g.endswith(":*")]
+    for name in names:
+        problem = name_problem(name)
+        if problem is not None:
+            raise TransferError(
+                f"{where}: namespace {name!r} {problem}; correct it in the file and import again"
+            )
 
 
 @dataclass
