@@ -26,7 +26,7 @@ NARROW = [
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memories", "0026_postgresql_hnsw_on_demand")]
+    dependencies = [("memories", "0027_fts_purge_deleted")]
 
     operations = [
         migrations.SeparateDatabaseAndState(
