@@ -463,3 +463,29 @@ def test_an_erase_takes_the_namespaces_tombstones_with_it(owner: Actor) -> None:
     erase_namespace(NS, by="test")
     assert list(Deletion.objects.values_list("namespace", flat=True)) == ["user:bob"]
     assert selectors.memory_tombstone(memory_id=1) is None
+
+
+# --- Tombstones written before: the migration's data step ----------------------------------
+
+
+def test_the_migration_strips_the_content_of_tombstones_written_before() -> None:
+    from importlib import import_module
+
+    from django.apps import apps
+
+    step = import_module("memories.migrations.0028_tombstones").strip_tombstones
+    old = {"content": "Zyxwvut-old said", "kind": "episode", "title": "Zyxwvut-old"}
+    MemoryEvent.objects.create(memory_id=7, namespace=NS, event="created")
+    MemoryEvent.objects.create(
+        memory_id=7, namespace=NS, event="edited", data={"before": {"content": "Zyxwvut-old"}}
+    )
+    MemoryEvent.objects.create(memory_id=7, namespace=NS, event="deleted", actor="a", data=old)
+    MemoryEvent.objects.create(memory_id=8, namespace=NS, event="purged", data={"content": "x"})
+    live = Memory.objects.create(namespace=NS, kind="fact", content="Tea.", content_hash="h")
+    MemoryEvent.objects.create(memory_id=live.pk, namespace=NS, event="created")
+    step(apps, None)
+    assert tables_holding("Zyxwvut-old") == {}
+    [seven] = MemoryEvent.objects.filter(memory_id=7)
+    assert (seven.event, seven.actor, seven.data) == ("deleted", "a", {"kind": "episode"})
+    assert MemoryEvent.objects.get(memory_id=8).data == {}
+    assert MemoryEvent.objects.filter(memory_id=live.pk).count() == 1  # live history stays
