@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from memories.mcp.tools import forget
 from memories.models import Deletion, Extraction, Fact, Memory, MemoryEvent, Message, Thread
-from memories.store import selectors
+from memories.store import keyword_index, selectors
 from memories.upkeep.compaction import TokenLimiter
 from memories.write import services
 from memories.write.ingest import message_ingest
@@ -94,6 +94,8 @@ def write_memory(owner: Actor, mark: str, **extra: object) -> int:
     )
     assert patched.status_code == 200, patched.json()
     log_about(Memory.objects.get(pk=memory_id), f"{mark} title")
+    # searched once: PostgreSQL's keyword index holds its words from then on
+    assert memory_id in keyword_index.matching_ids(NS, "zyxwvut")
     assert set(tables_holding(mark)) >= {"memories_memory", "memories_memoryevent"}
     return memory_id
 
@@ -174,6 +176,7 @@ def test_a_deleted_memory_leaves_a_tombstone_and_no_copy(
     who = PATHS[path](owner, memory_id, admin_client, staff_client)
     assert not Memory.objects.filter(pk=memory_id).exists()
     assert tables_holding(mark) == {}
+    assert tables_holding("zyxwvut") == {}  # nor a word of it (PostgreSQL: its lexemes)
     [tombstone] = MemoryEvent.objects.filter(memory_id=memory_id)  # the history is the tombstone
     assert tombstone.event == ("purged" if "purge" in path else "deleted")
     assert (tombstone.actor, tombstone.namespace, tombstone.data) == (who, NS, {"kind": "fact"})
