@@ -158,7 +158,7 @@ def forget_messages(thread: Thread, message_ids: Sequence[str], *, actor: str, r
         return 0
     learnt_from = found + _next_messages(thread.pk, found)
     for chunk in _chunks(learnt_from):
-        Memory.objects.filter(source_message_id__in=chunk).exclude(context="").update(context="")
+        _clear_context(Memory.objects.filter(source_message_id__in=chunk))
     for chunk in _chunks(found):
         _scrub_records(Extraction.objects.filter(message_id__in=chunk))
     _forget_admin_log(Message, found)
@@ -173,9 +173,8 @@ def forget_thread(thread: Thread, *, actor: str, reason: str = "") -> int:
     """Delete the thread and its messages: one tombstone for the thread (its reason counts
     the messages). Returns how many messages went with it. In the caller's transaction."""
     message_ids = list(Message.objects.filter(thread=thread).values_list("id", flat=True))
-    Memory.objects.filter(Q(source_thread=thread) | Q(source_message__thread=thread)).exclude(
-        context=""
-    ).update(context="")
+    learnt_here = Q(source_thread=thread) | Q(source_message__thread=thread)
+    _clear_context(Memory.objects.filter(learnt_here))
     for chunk in _chunks(message_ids):
         _scrub_records(Extraction.objects.filter(message_id__in=chunk))
     _scrub_records(Extraction.objects.filter(thread_id=thread.pk))
@@ -188,6 +187,16 @@ def forget_thread(thread: Thread, *, actor: str, reason: str = "") -> int:
     _tombstones(Deletion.Kind.THREAD, [thread_id], namespace, actor, why)
     forget_after_commit()
     return count
+
+
+def _clear_context(memories: models.QuerySet[Memory]) -> None:
+    """These memories no longer say where they were learnt: their context quotes a deleted
+    message. What they say stays (a memory is deleted on its own)."""
+    ids = list(memories.exclude(context="").values_list("id", flat=True))
+    for chunk in _chunks(ids):
+        Memory.objects.filter(pk__in=chunk).update(context="")
+    if ids and connection.vendor == "postgresql":
+        keyword_index.index_rows(ids)  # its triggers only mark: the quoted words go now
 
 
 # The next message after each of these, in the thread's order (created_at, id): its

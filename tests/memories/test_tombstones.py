@@ -17,6 +17,7 @@ import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -323,9 +324,15 @@ def test_deleting_a_message_through_the_api_leaves_a_tombstone_and_no_copy(owner
     mark = "Zyxwvut-msg-api"
     thread, first, second = chat(mark)
     record = Extraction.objects.get(message=first)
+    learnt = Memory.objects.get(source_message=first)
+    nurse = Memory.objects.get(source_message=second)
+    assert keyword_index.matching_ids(NS, "zyxwvut") == sorted([learnt.pk, nurse.pk])
     response = owner.post(f"/api/threads/{thread.id}/messages/delete", {"ids": [first.pk]})
     assert response.json() == {"deleted": 1}
     assert remaining(mark) == {"memories_memory": 1}
+    if connection.vendor == "postgresql":  # re-indexed at once, not at the next search
+        assert tables_holding("zyxwvut")["memories_fts"] == 1
+    assert keyword_index.matching_ids(NS, "zyxwvut") == [learnt.pk]
     [tombstone] = Deletion.objects.all()
     assert (tombstone.kind, tombstone.object_id, tombstone.namespace) == ("message", first.pk, NS)
     assert tombstone.deleted_by == "token:owner"
