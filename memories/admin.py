@@ -46,6 +46,7 @@ from memories.extraction.types import (
 )
 from memories.models import (
     Conflict,
+    Deletion,
     Extraction,
     Fact,
     MaintenanceRun,
@@ -534,6 +535,16 @@ class MemoryEventAdmin(ReadOnlyAdmin):
     @admin.display(description="reason")
     def reason_preview(self, obj: MemoryEvent) -> str:
         return _preview(obj.reason, 80)
+
+
+@admin.register(Deletion)
+class DeletionAdmin(ReadOnlyAdmin):
+    """Tombstones of deleted messages, threads and facts (who, when, why; no content)."""
+
+    list_display = ("kind", "object_id", "namespace", "deleted_by", "reason", "deleted_at")
+    list_filter = ("kind",)
+    search_fields = ("=object_id", "namespace", "deleted_by")
+    show_full_result_count = False
 
 
 # --- Facts ----------------------------------------------------------------------------

@@ -499,3 +499,17 @@ def test_the_migration_strips_the_content_of_tombstones_written_before() -> None
     assert (seven.event, seven.actor, seven.data) == ("deleted", "a", {"kind": "episode"})
     assert MemoryEvent.objects.get(memory_id=8).data == {}
     assert MemoryEvent.objects.filter(memory_id=live.pk).count() == 1  # live history stays
+
+
+def test_the_admin_lists_tombstones_and_never_changes_them(admin_client: Client) -> None:
+    made = fact("Zyxwvut-admin-list")
+    services.delete_fact(NS, "travel/plan", actor="t")
+    tombstone = Deletion.objects.get()
+    listing = admin_client.get("/admin/memories/deletion/")
+    assert listing.status_code == 200
+    assert f'<td class="field-object_id">{made.pk}</td>' in listing.content.decode()
+    for url in (
+        f"/admin/memories/deletion/{tombstone.pk}/delete/",
+        "/admin/memories/deletion/add/",
+    ):
+        assert admin_client.get(url).status_code == 403
