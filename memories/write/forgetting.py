@@ -36,6 +36,7 @@ from memories.store import keyword_index
 from spaceduck.core.db.scrub import forget_after_commit
 
 CHUNK = 500  # ids per statement (SQLite's bound-parameter limit)
+MEMORY_CHUNK = 100  # memories forgotten per round (forget_memories)
 ENDS = (MemoryEvent.Event.DELETED, MemoryEvent.Event.PURGED)
 # What an extraction verdict keeps once the text it was about is deleted: its decision, the
 # memories it names and the candidate's shape; no content, title, summary, tags, claim,
@@ -70,32 +71,35 @@ def forget_memories(
     text is not kept. Superseded memories pointing at one of them are left without a
     superseder (the foreign key's SET NULL).
     """
-    if not memories:
-        return
-    ids = [memory.pk for memory in memories]
     with transaction.atomic():
-        _scrub_verdicts_of(memories)
-        _scrub_supersession_reasons(memories)
-        for chunk in _chunks(ids):
-            MemoryEvent.objects.filter(memory_id__in=chunk).delete()
-        MemoryEvent.objects.bulk_create(
-            MemoryEvent(
-                memory_id=memory.pk,
-                namespace=memory.namespace,
-                event=event,
-                actor=actor,
-                reason="" if _quotes(reason, _texts(memory)) else reason,
-                data={"kind": memory.kind},
-                created_at=timezone.now(),
-            )
-            for memory in memories
-        )
-        _forget_admin_log(Memory, ids)
-        for chunk in _chunks(ids):
-            Memory.objects.filter(pk__in=chunk).delete()
-        if connection.vendor == "postgresql":  # its triggers only mark the documents
-            keyword_index.delete_rows(ids)
+        # A hundred at a time: the verdicts' lookup has one clause per memory.
+        for start in range(0, len(memories), MEMORY_CHUNK):
+            _forget_memories(memories[start : start + MEMORY_CHUNK], actor, reason, event)
         forget_after_commit()
+
+
+def _forget_memories(memories: Sequence[Memory], actor: str, reason: str, event: str) -> None:
+    ids = [memory.pk for memory in memories]
+    _scrub_verdicts_of(memories)
+    _scrub_supersession_reasons(memories)
+    MemoryEvent.objects.filter(memory_id__in=ids).delete()
+    now = timezone.now()
+    MemoryEvent.objects.bulk_create(
+        MemoryEvent(
+            memory_id=memory.pk,
+            namespace=memory.namespace,
+            event=event,
+            actor=actor,
+            reason="" if _quotes(reason, _texts(memory)) else reason,
+            data={"kind": memory.kind},
+            created_at=now,
+        )
+        for memory in memories
+    )
+    _forget_admin_log(Memory, ids)
+    Memory.objects.filter(pk__in=ids).delete()
+    if connection.vendor == "postgresql":  # its triggers only mark the documents
+        keyword_index.delete_rows(ids)
 
 
 def _texts(memory: Memory) -> list[str]:

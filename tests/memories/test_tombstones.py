@@ -513,3 +513,17 @@ def test_the_admin_lists_tombstones_and_never_changes_them(admin_client: Client)
         "/admin/memories/deletion/add/",
     ):
         assert admin_client.get(url).status_code == 403
+
+
+def test_purging_more_memories_than_a_round_forgets_them_all(owner: Actor) -> None:
+    from memories.extraction.types import Candidate
+    from memories.write import forgetting
+    from memories.write.ingest import memory_write
+
+    for n in range(forgetting.MEMORY_CHUNK + 5):
+        candidate = Candidate(kind="fact", content=f"The user owns Zyxwvut-{n} kites.", stage="api")
+        assert memory_write(candidate, namespace=NS, actor="t", skill_id="kites").memory_id
+    assert owner.delete("/api/skills/kites/memories").json() == {"deleted": 105}
+    assert tables_holding("zyxwvut") == {}
+    assert MemoryEvent.objects.filter(event="purged").count() == 105
+    assert MemoryEvent.objects.count() == 105
