@@ -46,6 +46,7 @@ from memories.extraction.types import (
 )
 from memories.models import (
     Conflict,
+    Deletion,
     Extraction,
     Fact,
     MaintenanceRun,
@@ -536,6 +537,16 @@ class MemoryEventAdmin(ReadOnlyAdmin):
         return _preview(obj.reason, 80)
 
 
+@admin.register(Deletion)
+class DeletionAdmin(ReadOnlyAdmin):
+    """Tombstones of deleted messages, threads and facts (who, when, why; no content)."""
+
+    list_display = ("kind", "object_id", "namespace", "deleted_by", "reason", "deleted_at")
+    list_filter = ("kind",)
+    search_fields = ("=object_id", "namespace", "deleted_by")
+    show_full_result_count = False
+
+
 # --- Facts ----------------------------------------------------------------------------
 
 
@@ -686,11 +697,12 @@ class FactAdmin(ServiceAdmin):
             )
 
     def delete_model(self, request: HttpRequest, obj: Fact) -> None:
-        services.delete_fact(obj.namespace, obj.key)
+        services.delete_fact(obj.namespace, obj.key, actor=staff_actor(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Fact]) -> None:
+        actor = staff_actor(request)
         for namespace, key in list(queryset.values_list("namespace", "key")):
-            services.delete_fact(namespace, key)
+            services.delete_fact(namespace, key, actor=actor)
 
     @admin.display(description="value")
     def value_preview(self, obj: Fact) -> str:
@@ -720,11 +732,12 @@ class ThreadAdmin(admin.ModelAdmin):
         return False
 
     def delete_model(self, request: HttpRequest, obj: Thread) -> None:
-        services.delete_thread(obj.pk)
+        services.delete_thread(obj.pk, actor=staff_actor(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Thread]) -> None:
+        actor = staff_actor(request)
         for thread_id in list(queryset.values_list("pk", flat=True)):
-            services.delete_thread(thread_id)
+            services.delete_thread(thread_id, actor=actor)
 
     @admin.display(description="messages")
     def recent_messages(self, obj: Thread) -> str:
@@ -764,12 +777,14 @@ class MessageAdmin(admin.ModelAdmin):
         return False
 
     def delete_model(self, request: HttpRequest, obj: Message) -> None:
-        services.delete_messages(obj.thread_id, [obj.pk])
+        services.delete_messages(obj.thread_id, [obj.pk], actor=staff_actor(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Message]) -> None:
+        actor = staff_actor(request)
         rows = sorted(queryset.values_list("thread_id", "pk"))
         for thread_id, group in groupby(rows, key=lambda row: row[0]):
-            services.delete_messages(thread_id, [message_id for _, message_id in group])
+            ids = [message_id for _, message_id in group]
+            services.delete_messages(thread_id, ids, actor=actor)
 
     @admin.display(description="content")
     def content_preview(self, obj: Message) -> str:

@@ -243,7 +243,8 @@ class Memory(models.Model):
 
 
 class MemoryEvent(models.Model):
-    """An entry in a memory's history. Kept after the memory is deleted (a tombstone)."""
+    """An entry in a memory's history. When the memory is deleted, its history becomes one
+    ``deleted`` (or ``purged``) event: who, when, why, the kind; never what it said."""
 
     class Event(models.TextChoices):
         CREATED = "created"
@@ -278,6 +279,38 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"memory {self.memory_id} {self.event}"
+
+
+class Deletion(models.Model):
+    """A tombstone of a deleted message, thread or fact: who deleted what, when; no content.
+
+    Memories keep theirs in their history (a ``deleted`` or ``purged`` MemoryEvent, whose
+    data holds the kind only). The id is the row's own (a message or thread id, a fact's
+    number: a fact's key may name what it held).
+    """
+
+    class Kind(models.TextChoices):
+        MESSAGE = "message"
+        THREAD = "thread"
+        FACT = "fact"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    object_id = models.CharField(max_length=255)
+    namespace = models.CharField(max_length=255)
+    deleted_by = models.CharField(max_length=255, blank=True)
+    reason = models.TextField(blank=True)
+    deleted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["-deleted_at", "-id"]
+        indexes: ClassVar = [
+            models.Index(fields=["kind", "object_id"], name="deletion_kind_object_idx"),
+            # Removed with the rest of a namespace by an erase.
+            models.Index(fields=["namespace"], name="deletion_ns_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.object_id} deleted"
 
 
 class MaintenanceRun(models.Model):

@@ -17,6 +17,7 @@ from memories.api.schemas import DELETE_ERRORS, READ_ERRORS, WRITE_ERRORS
 from memories.store import selectors
 from memories.write import services
 from spaceduck.core.access import (
+    actor,
     require_namespace,
 )
 from spaceduck.core.limits import (
@@ -102,5 +103,5 @@ def put_fact(
 @router.delete("/{namespace}/{path:key}", response={204: None, **DELETE_ERRORS})
 def delete_fact(request: HttpRequest, namespace: ApiNamespaceSegment, key: FactKey) -> Any:
     canonical = require_namespace(request, namespace, "write")
-    services.delete_fact(canonical, key)  # idempotent: a missing key is fine
+    services.delete_fact(canonical, key, actor=actor(request))  # idempotent: a missing key is fine
     return Status(204, None)

@@ -339,6 +339,11 @@ class MemoryEventOut(OutSchema):
 
 class HistoryOut(OutSchema):
     events: list[MemoryEventOut]
+    deleted: bool = Field(
+        False,
+        description="The memory was deleted: its history is the tombstone alone (who, when, "
+        "why, its kind in data; never what it said).",
+    )
 
 
 @router.post("", response={200: WriteDecisionOut, 201: WriteDecisionOut, **WRITE_ERRORS})
@@ -397,5 +402,13 @@ def patch_memory(request: HttpRequest, memory_id: RowId, payload: MemoryPatchIn)
 
 @router.get("/{int:memory_id}/history", response={200: HistoryOut, **READ_ERRORS})
 def memory_history(request: HttpRequest, memory_id: RowId) -> Any:
-    memory = visible_memory(request, memory_id)
-    return {"events": list(selectors.memory_history(memory_id=memory.pk))}
+    """A live memory's history; a deleted one's tombstone (the one route a deleted id
+    answers), under the same rules: 404 outside the token's namespaces, 403 without read."""
+    if selectors.memory_get(memory_id=memory_id) is not None:
+        memory = visible_memory(request, memory_id)
+        return {"events": list(selectors.memory_history(memory_id=memory.pk))}
+    tombstone = selectors.memory_tombstone(memory_id=memory_id)
+    if tombstone is None or not request_token(request).grants_namespace(tombstone.namespace):
+        raise HttpError(404, f"memory {memory_id} not found")
+    require_permission(request, "read")
+    return {"events": [tombstone], "deleted": True}

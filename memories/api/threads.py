@@ -32,6 +32,7 @@ from memories.write.ingest import Ingested, message_ingest
 from spaceduck.core import runtime
 from spaceduck.core.access import (
     Caller,
+    actor,
     granted_write_budget,
     request_token,
     require_namespace,
@@ -188,7 +189,7 @@ def get_thread(request: HttpRequest, thread_id: ThreadId) -> Any:
 @router.delete("/{thread_id}", response={204: None, **DELETE_ERRORS})
 def delete_thread(request: HttpRequest, thread_id: ThreadId) -> Any:
     thread = visible_thread(request, thread_id, "write")
-    services.delete_thread(thread.id)
+    services.delete_thread(thread.id, actor=actor(request))
     return Status(204, None)
 
 
@@ -253,4 +254,5 @@ def message_saved_out(ingested: Ingested) -> dict[str, Any]:
 @router.post("/{thread_id}/messages/delete", response={200: DeletedOut, **WRITE_ERRORS})
 def delete_messages(request: HttpRequest, thread_id: ThreadId, payload: MessageIdsIn) -> Any:
     thread = visible_thread(request, thread_id, "write")
-    return {"deleted": services.delete_messages(thread.id, payload.ids)}
+    deleted = services.delete_messages(thread.id, payload.ids, actor=actor(request))
+    return {"deleted": deleted}

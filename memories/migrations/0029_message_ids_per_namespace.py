@@ -26,7 +26,7 @@ NARROW = [
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memories", "0027_fts_purge_deleted")]
+    dependencies = [("memories", "0028_tombstones")]
 
     operations = [
         migrations.SeparateDatabaseAndState(

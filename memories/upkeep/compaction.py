@@ -27,6 +27,9 @@ from spaceduck.core.providers import ChatProvider, ProviderError, get_chat
 logger = logging.getLogger(__name__)
 SUMMARY_MARKER = "compaction"
 KEEP_NEWEST = 2
+# Who deleted the messages a summary replaced (their tombstones, memories.models.Deletion).
+ACTOR = "compaction"
+SUMMARISED = "replaced by a summary"
 
 
 def record_run(processor: str, work: Callable[[], dict[str, Any]]) -> MaintenanceRun:
@@ -86,7 +89,9 @@ class TokenLimiter:
         for thread_id in _thread_ids(thread_ids):
             oldest_first = self._over_budget(selectors.list_messages(thread_id))
             if oldest_first:
-                deleted[thread_id] = services.delete_messages(thread_id, oldest_first)
+                deleted[thread_id] = services.delete_messages(
+                    thread_id, oldest_first, actor=ACTOR, reason="over the thread's budget"
+                )
         return deleted
 
     def _over_budget(self, messages: Sequence[Message]) -> list[str]:
@@ -165,7 +170,11 @@ class Summarizer:
                 # A conversation summary replaces nothing: it is never an interrupted run.
                 if isinstance(marker, dict) and not marker.get("conversation"):
                     pending.extend(marker.get("replaces", []))
-        return services.delete_messages(thread_id, pending) if pending else 0
+        return (
+            services.delete_messages(thread_id, pending, actor=ACTOR, reason=SUMMARISED)
+            if pending
+            else 0
+        )
 
     def _summarize(self, thread_id: str) -> int:
         messages = selectors.list_messages(thread_id)
@@ -181,7 +190,7 @@ class Summarizer:
             created_at=older[0].created_at,
             provenance={SUMMARY_MARKER: {"replaces": ids, "by": self.llm.name}},
         )
-        services.delete_messages(thread_id, ids)
+        services.delete_messages(thread_id, ids, actor=ACTOR, reason=SUMMARISED)
         return len(ids)
 
 

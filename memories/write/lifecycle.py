@@ -20,6 +20,7 @@ from memories.extraction.firewall import screen_texts
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.store import vector_index
 from memories.write.dedup import LIVE, open_contradictions
+from memories.write.forgetting import forget_memories
 from memories.write.services import content_hash, embedding_text, memory_history_record
 from spaceduck.core.errors import InvalidInput, PermissionDenied
 from spaceduck.core.limits import check_memory_fields
@@ -305,23 +306,17 @@ def _jsonable(value: Any) -> Any:
 
 
 def skill_purge(*, skill_id: str, namespaces: Iterable[str] | None, actor: str) -> int:
-    """Delete every memory a skill wrote (FTS and vector rows go by trigger); tombstones stay."""
+    """Delete every memory a skill wrote, as ``memory_delete`` does: a ``purged`` tombstone
+    each, no copy of what they said (FTS and vector rows go by trigger)."""
     if not skill_id.strip():
         raise InvalidInput("skill id must not be empty")
     memories = Memory.objects.filter(source_skill_id=skill_id)
     if namespaces is not None:
         memories = memories.filter(namespace__in=list(namespaces))
-    with transaction.atomic():
-        doomed = list(memories.only("id", "namespace", "content", "kind"))
-        for memory in doomed:
-            memory_history_record(
-                memory=memory,
-                event=MemoryEvent.Event.PURGED,
-                actor=actor,
-                reason=f"skill {skill_id} uninstalled",
-                data={"content": memory.content, "kind": memory.kind},
-            )
-        Memory.objects.filter(pk__in=[m.pk for m in doomed]).delete()
+    doomed = list(memories)
+    forget_memories(
+        doomed, actor=actor, reason=f"skill {skill_id} uninstalled", event=MemoryEvent.Event.PURGED
+    )
     return len(doomed)
 
 

@@ -39,6 +39,7 @@ from memories.store.selectors import (
     client_message,
     get_thread,
 )
+from memories.write.forgetting import forget_facts, forget_memories, forget_messages, forget_thread
 from spaceduck.core.db.fast import fast_writes, hot_cursor, insert_statement, inserted
 from spaceduck.core.db.locks import lock_for_write
 from spaceduck.core.errors import Conflict, InvalidInput
@@ -163,16 +164,10 @@ def memory_create(
 
 
 def memory_delete(*, memory: Memory, actor: str, reason: str = "") -> None:
-    """Delete a memory; triggers remove its FTS and vector rows, history keeps a tombstone."""
-    with transaction.atomic():
-        memory_history_record(
-            memory=memory,
-            event=MemoryEvent.Event.DELETED,
-            actor=actor,
-            reason=reason,
-            data={"content": memory.content, "kind": memory.kind},
-        )
-        memory.delete()
+    """Delete a memory: its history becomes a tombstone (who, when, why, its kind; never
+    what it said), the copies other rows keep of its text go (``forgetting``); triggers
+    remove its FTS and vector rows."""
+    forget_memories([memory], actor=actor, reason=reason)
 
 
 # --- Facts, threads and messages ------------------------------------------------
@@ -237,17 +232,23 @@ def set_fact(
     return fact
 
 
-def delete_fact(ns: str, key: str) -> bool:
-    """Remove the fact; a missing key is a no-op. True when a row was removed."""
+# Who removed a fact whose TTL ran out (its tombstone's ``deleted_by``).
+TTL_ACTOR = "ttl"
+
+
+def delete_fact(ns: str, key: str, *, actor: str = "", reason: str = "") -> bool:
+    """Remove the fact, leaving a tombstone; a missing key is a no-op. True when a row was
+    removed."""
     namespace, key = clean_namespace(ns), clean_fact_key(key)
-    deleted, _ = Fact.objects.filter(namespace=namespace, key=key).delete()
-    return deleted > 0
+    rows = Fact.objects.filter(namespace=namespace, key=key)
+    return forget_facts(rows, actor=actor, reason=reason) > 0
 
 
 def delete_expired_facts() -> int:
-    """Reclaim expired rows (reads hide them already). Returns how many were removed."""
-    deleted, _ = Fact.objects.filter(expires_at__lte=timezone.now()).delete()
-    return deleted
+    """Reclaim expired rows (reads hide them already), a tombstone each ("ttl"). Returns
+    how many were removed."""
+    expired = Fact.objects.filter(expires_at__lte=timezone.now())
+    return forget_facts(expired, actor=TTL_ACTOR, reason="its time to live ran out")
 
 
 def create_thread(ns: str, title: str | None = None) -> Thread:
@@ -258,10 +259,11 @@ def create_thread(ns: str, title: str | None = None) -> Thread:
     )
 
 
-def delete_thread(thread_id: str) -> None:
-    """Delete the thread and all its messages together (NotFound when missing)."""
+def delete_thread(thread_id: str, *, actor: str = "", reason: str = "") -> None:
+    """Delete the thread and all its messages together (NotFound when missing), leaving a
+    tombstone; the extraction records and memories learnt from them lose their text."""
     with transaction.atomic():
-        get_thread(thread_id).delete()
+        forget_thread(get_thread(thread_id), actor=actor, reason=reason)
 
 
 M = TypeVar("M", bound=Model)
@@ -417,24 +419,21 @@ def _thread_lock(thread_id: str) -> str:
     return f"thread:{clean_message_id(thread_id, 'thread id')}"
 
 
-def delete_messages(thread_id: str, ids: Iterable[str]) -> int:
+def delete_messages(
+    thread_id: str, ids: Iterable[str], *, actor: str = "", reason: str = ""
+) -> int:
     """Delete this thread's messages among ``ids``; returns how many were deleted.
 
     Ids of other threads and unknown ids are ignored. Any number of ids works:
     they are deleted in chunks that fit SQLite's bound-parameter limit, all in
-    one transaction.
+    one transaction. Each leaves a tombstone (``forgetting.forget_messages``).
     """
     unique = _clean_ids(ids)
     with transaction.atomic():
         thread = get_thread(thread_id)
-        deleted = 0
-        per_chunk = DELETE_CHUNK_SIZE // 2  # two possible keys per id
-        for start in range(0, len(unique), per_chunk):
-            chunk = unique[start : start + per_chunk]
-            # A client's id, or a stored key (the admin's), of this thread's messages.
-            keys = [key for one in chunk for key in message_keys(thread.namespace, one)]
-            _, per_model = Message.objects.filter(thread=thread, pk__in=keys).delete()
-            deleted += per_model.get(Message._meta.label, 0)
+        # A client's id, or a stored key (the admin's), of this thread's messages.
+        keys = [key for one in unique for key in message_keys(thread.namespace, one)]
+        deleted = forget_messages(thread, keys, actor=actor, reason=reason)
         if deleted:
             Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now())
     return deleted

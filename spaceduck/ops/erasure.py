@@ -25,7 +25,16 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, models, transaction
 
-from memories.models import Conflict, Extraction, Fact, Memory, MemoryEvent, Message, Thread
+from memories.models import (
+    Conflict,
+    Deletion,
+    Extraction,
+    Fact,
+    Memory,
+    MemoryEvent,
+    Message,
+    Thread,
+)
 from memories.store import keyword_index
 from notes.models import Note
 from spaceduck.core.db.locks import lock_for_write
@@ -111,6 +120,8 @@ def erase_namespace(namespace: str, *, by: str) -> NamespaceErasure:
             rows[kind].delete()
         _delete_memories(memory_ids)
         rows["threads"].delete()  # messages go with their thread (on_delete=CASCADE)
+        # The tombstones of rows deleted one by one before: the erasure's own says the rest.
+        Deletion.objects.filter(namespace=ns).delete()
         _drop_counts(ns)
         # Once committed: the keyword index's terms of the erased memories purged and the
         # WAL checkpointed, so no file in the data directory keeps a byte of them.

@@ -235,9 +235,9 @@ def test_post_deletes_through_the_service_and_goes_back_with_a_message(
     calls: list[tuple[str, str]] = []
     real = services.delete_fact
 
-    def spy(ns: str, key: str) -> bool:
+    def spy(ns: str, key: str, **who: str) -> bool:
         calls.append((ns, key))
-        return real(ns, key)
+        return real(ns, key, **who)
 
     monkeypatch.setattr(services, "delete_fact", spy)
     response = staff_client.post(DELETE, {"namespace": "user:alice", "key": "prefs/theme"})

@@ -94,7 +94,7 @@ def test_a_missing_memory_is_a_404_and_a_deleted_one_shows_its_tombstone(
     html = gone.content.decode()
     assert "It was deleted" in html
     assert "staff:staff" in html
-    assert "Alice once lived in Porto." in html
+    assert "Alice once lived in Porto." not in html  # a tombstone, not a copy (issue 37)
 
 
 def test_editing_re_embeds_re_indexes_and_records_history(staff_client: Client) -> None:
@@ -228,7 +228,7 @@ def test_deleting_asks_first_then_leaves_a_tombstone(staff_client: Client) -> No
     assert keyword_index.matching_ids(NS, "oboe") == []
     tombstone = MemoryEvent.objects.get(memory_id=memory.pk, event="deleted")
     assert tombstone.actor == "staff:staff"
-    assert tombstone.data["content"] == "Alice plays the oboe."
+    assert tombstone.data == {"kind": "fact"}  # a tombstone, not a copy (issue 37)
 
 
 @pytest.mark.parametrize(

@@ -73,7 +73,7 @@ def test_delete_removes_fts_and_vector_rows_and_keeps_a_tombstone() -> None:
     assert vector_ids("user:alice") == []
     assert not Memory.objects.filter(pk=memory_id).exists()
     events = list(MemoryEvent.objects.filter(memory_id=memory_id).values_list("event", flat=True))
-    assert events == ["created", "deleted"]
+    assert events == ["deleted"]  # the history becomes the tombstone (issue 37)
     fts_integrity_ok()
 
 

@@ -133,7 +133,7 @@ class Command(BaseCommand):
         self.stdout.write(f'Set "{fact.key}" in namespace "{fact.namespace}".')
 
     def _rm(self, options: dict[str, Any]) -> None:
-        removed = services.delete_fact(options["namespace"], options["key"])
+        removed = services.delete_fact(options["namespace"], options["key"], actor="cli")
         where = f'"{options["key"]}" in namespace "{options["namespace"]}"'
         self.stdout.write(f"Removed {where}." if removed else f"No fact {where}; nothing to do.")
 

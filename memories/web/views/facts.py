@@ -26,7 +26,7 @@ from memories.store import selectors
 from memories.web import fact_pages
 from memories.write import services
 from spaceduck.core.errors import InvalidInput
-from spaceduck.core.pages import error_response
+from spaceduck.core.pages import error_response, staff_actor
 
 LIST = "memories/facts.html"
 CONFIRM = "memories/fact_delete.html"
@@ -158,7 +158,7 @@ def fact_delete(request: HttpRequest) -> HttpResponse:
         else:
             template = CONFIRM
         return render(request, template, context, status=200 if fact is not None else 404)
-    if not services.delete_fact(namespace, key):
+    if not services.delete_fact(namespace, key, actor=staff_actor(request)):
         # Already gone (deleted elsewhere, or collected after it expired): say so; with
         # htmx the stale row goes too and the message comes as a flash.
         if request.htmx:  # type: ignore[attr-defined]

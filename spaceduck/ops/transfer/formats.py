@@ -15,7 +15,16 @@ from typing import IO, Any
 
 from django.db import connection, models
 
-from memories.models import Conflict, Extraction, Fact, Memory, MemoryEvent, Message, Thread
+from memories.models import (
+    Conflict,
+    Deletion,
+    Extraction,
+    Fact,
+    Memory,
+    MemoryEvent,
+    Message,
+    Thread,
+)
 from notes.models import Note, NoteSearchKind, NoteSupersession
 from spaceduck.core.errors import InvalidInput
 from spaceduck.core.limits import check_json_value
@@ -93,6 +102,7 @@ TYPES: tuple[RecordType, ...] = (
         namespace_lookup="note__namespace",
     ),
     RecordType("erasure", NamespaceErasure),
+    RecordType("deletion", Deletion),  # tombstones of deleted messages, threads, facts
     RecordType("token", ApiToken, unique=(("key_hash",),), volatile=frozenset({"last_used_at"})),
 )
 BY_NAME = {t.name: t for t in TYPES}
