@@ -15,7 +15,10 @@ purge) and finds the name still in the file: the scan can fail.
 from __future__ import annotations
 
 import io
+import random
+import string
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -25,14 +28,17 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
-from memories.models import Conflict, Memory
+from memories.models import Conflict, Fact, Memory
 from memories.store import vector_index
 from memories.write.ingest import message_ingest
-from memories.write.services import create_thread, memory_create, set_fact
+from memories.write.services import create_thread, delete_expired_facts, memory_create, set_fact
 from notes.services import enable_note_search, save_note
 from spaceduck.core.db import scrub
-from tests.conftest import make_actor
+from tests.conftest import Actor, make_actor
+from tests.memories.test_tombstones import PATHS as MEMORY_PATHS
+from tests.memories.test_tombstones import write_memory
 from tests.raw_files import data_files, files_holding
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sqlite_only]
@@ -164,3 +170,61 @@ def test_the_scan_finds_what_an_unprotected_delete_leaves(monkeypatch: Any) -> N
     finally:
         with connection.cursor() as cursor:
             cursor.execute("PRAGMA secure_delete=ON")
+
+
+# --- Deletes, path by path ---------------------------------------------------------------
+
+
+def unique_word() -> str:
+    """A word no other test wrote (earlier tests' rows may linger in unmerged segments
+    until the next purge), letters only so that the keyword index keeps it whole."""
+    return "Qv" + "".join(random.choice(string.ascii_lowercase) for _ in range(10))
+
+
+@pytest.mark.parametrize("path", list(MEMORY_PATHS))
+def test_a_deleted_memory_is_in_no_file(
+    path: str, owner: Actor, admin_client: Client, staff_client: Client
+) -> None:
+    word = unique_word()
+    memory_id = write_memory(owner, f"Zyxwvut-{word}", skill_id="astronomy")
+    vectors = vector_index.stored_blobs([memory_id])
+    scrub.checkpoint()
+    assert files_holding(word)
+    MEMORY_PATHS[path](owner, memory_id, admin_client, staff_client)
+    assert files_holding(word) == {}
+    assert not any(vectors_in_files(vectors).values())
+
+
+def test_a_deleted_message_thread_and_their_memories_are_in_no_file(owner: Actor) -> None:
+    word = unique_word()
+    thread = owner.post("/api/threads", {"namespace": "user:alice", "title": f"Trip {word}"})
+    thread_id = thread.json()["id"]
+    said = owner.post(
+        f"/api/threads/{thread_id}/messages",
+        {"role": "user", "content": f"I live in {word}ville.", "provenance": {"tool": word}},
+    )
+    assert said.status_code == 201, said.json()
+    learnt = list(Memory.objects.filter(content__icontains=word).values_list("id", flat=True))
+    assert learnt, "the extraction learnt where the user lives"
+    scrub.checkpoint()
+    assert files_holding(word)
+    deleted = owner.post(f"/api/threads/{thread_id}/messages/delete", {"ids": [said.json()["id"]]})
+    assert deleted.json() == {"deleted": 1}
+    for memory_id in learnt:  # a memory is deleted on its own
+        assert owner.delete(f"/api/memories/{memory_id}").status_code == 204
+    assert owner.delete(f"/api/threads/{thread_id}").status_code == 204
+    assert files_holding(word) == {}
+
+
+@pytest.mark.parametrize("how", ["api", "ttl"])
+def test_a_deleted_or_expired_fact_is_in_no_file(how: str, owner: Actor) -> None:
+    word = unique_word()
+    set_fact("user:alice", "travel/plan", {"city": word}, ttl_ms=60_000, provenance={"by": word})
+    scrub.checkpoint()
+    assert files_holding(word)
+    if how == "api":
+        assert owner.delete("/api/facts/user:alice/travel/plan").status_code == 204
+    else:
+        Fact.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+        assert delete_expired_facts() == 1
+    assert files_holding(word) == {}
