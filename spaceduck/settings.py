@@ -23,11 +23,13 @@ from spaceduck.core.env import (
     env_optional_str,
     env_str,
 )
+from spaceduck.core.private_files import make_private_dir, write_private_text
 from spaceduck.core.queue import QueueStorage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("SPACEDUCK_DATA_DIR", str(BASE_DIR / "var"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# 0700: the database, the queue and the secret key live here (spaceduck.core.private_files).
+make_private_dir(DATA_DIR)
 
 
 def _secret_key() -> str:
@@ -36,9 +38,8 @@ def _secret_key() -> str:
     if configured:
         return configured
     key_file = DATA_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+    # Created 0600 with its content in one go: never readable by others, even for a moment.
+    write_private_text(key_file, secrets.token_urlsafe(50))
     return key_file.read_text().strip()
 
 
