@@ -326,11 +326,34 @@ STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the finders; this kee
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 
+# Logs go to the console (no log files): a service manager keeps them. Search text, query
+# values, namespace ids in paths and e-mail addresses are replaced before a line is written
+# (spaceduck.core.logs): on the handler, and on the loggers that write request paths, so the
+# records themselves are clean for any other handler. gunicorn's access log: `serve`.
+_REDACTED_LOGGER = {"filters": ["redact_urls"]}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"redact_urls": {"()": "spaceduck.core.logs.RedactUrls"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_urls"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("SPACEDUCK_LOG_LEVEL", "INFO")},
-    "loggers": {"huey": {"level": "INFO", "propagate": False}},
+    "loggers": {
+        "huey": {"level": "INFO", "propagate": False},
+        "django.request": _REDACTED_LOGGER,
+        "django.security.csrf": _REDACTED_LOGGER,
+        # runserver's request lines ("GET /people/?q=... HTTP/1.1"), to the console.
+        "django.server": {
+            **_REDACTED_LOGGER,
+            "handlers": ["console"],
+            "level": "INFO",
+            "propagate": False,
+        },
+    },
 }
