@@ -18,7 +18,11 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from spaceduck.core.private_files import create_private_file, write_private_text
+from spaceduck.core.private_files import (
+    create_private_file,
+    open_private_log,
+    write_private_text,
+)
 from spaceduck.ops.checks import check_private_files
 from tests.processes import MANAGE, service_env
 
@@ -133,10 +137,14 @@ def test_private_files_are_0600_whatever_the_umask(tmp_path: Path, umask: int) -
     try:
         assert create_private_file(tmp_path / "db") is True
         assert write_private_text(tmp_path / "key", "secret") is True
+        for line in (b"one\n", b"two\n"):  # the benchmarks' server logs (serve.log, mcp.log)
+            with open_private_log(tmp_path / "serve.log") as log:
+                log.write(line)
     finally:
         os.umask(old)
-    assert stat.S_IMODE((tmp_path / "db").stat().st_mode) == 0o600
-    assert stat.S_IMODE((tmp_path / "key").stat().st_mode) == 0o600
+    for name in ("db", "key", "serve.log"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+    assert (tmp_path / "serve.log").read_bytes() == b"one\ntwo\n"
     assert (tmp_path / "key").read_text() == "secret"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no leftovers
 

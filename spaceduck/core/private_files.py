@@ -17,6 +17,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -77,6 +78,18 @@ def write_private_text(path: Path, text: str) -> bool:
     finally:
         os.unlink(tmp)
     return True
+
+
+def open_private_log(path: Path) -> BinaryIO:
+    """``path`` opened for appending, created 0600 when new: a server's output kept in a file
+    (its access lines name the paths people visit). An existing file keeps its mode."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+        os.fchmod(fd, PRIVATE_FILE)
+    except FileExistsError:
+        fd = os.open(path, flags)
+    return os.fdopen(fd, "ab")
 
 
 def sqlite_files(database: str | os.PathLike[str]) -> list[Path]:

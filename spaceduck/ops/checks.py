@@ -53,11 +53,12 @@ def private_paths() -> list[Path]:
     generated secret key. (On PostgreSQL the database files are the server's; on Redis, the
     queue is.)"""
     paths = [Path(settings.DATA_DIR), Path(settings.DATA_DIR) / "secret_key"]
-    if connection.vendor == "sqlite" and not connection.is_in_memory_db():
-        paths += sqlite_files(connection.settings_dict["NAME"])
+    database = str(connection.settings_dict["NAME"])
+    if connection.vendor == "sqlite" and not (database == ":memory:" or "mode=memory" in database):
+        paths += sqlite_files(database)
     queue = settings.HUEY.get("filename")
     if queue and not settings.HUEY_IMMEDIATE:
-        paths += [Path(queue), *(Path(f"{queue}{suffix}") for suffix in SQLITE_COMPANIONS)]
+        paths += [Path(str(queue)), *(Path(f"{queue}{suffix}") for suffix in SQLITE_COMPANIONS)]
     return paths
 
 
