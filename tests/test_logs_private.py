@@ -82,7 +82,7 @@ def test_searches_and_a_namespace_in_the_path_leave_no_trace_in_any_log_record(
     assert stranger.get("/api/memories/search", {"q": EMAIL, "namespace": PERSON_NS}).status_code
     monkeypatch.setattr(
         "memories.store.selectors.get_fact",
-        lambda *a: (_ for _ in ()).throw(RuntimeError("boom")),
+        lambda *a: (_ for _ in ()).throw(RuntimeError(f"no fact for {EMAIL}")),
     )
     assert person.get(f"/api/facts/{PERSON_NS}/some-key").status_code == 500
 
@@ -95,6 +95,7 @@ def test_searches_and_a_namespace_in_the_path_leave_no_trace_in_any_log_record(
         line.startswith("django.request WARNING Not Found: /api/facts/user:[redacted]/nothing-here")
         for line in logged
     ), logged
+    assert "RuntimeError: no fact for [redacted]" in caplog.text  # the traceback, redacted
     assert _leaks("\n".join(logged) + caplog.text) == []
 
 

@@ -11,7 +11,7 @@ and erase cannot reach them, so none of that is written:
   is redacted too);
 - a path segment that is a namespace keeps its kind and loses its id (``user:[redacted]``);
   any other segment holding an ``@`` is redacted whole;
-- any e-mail address left in a log message is replaced.
+- any e-mail address left in a log message, or in the traceback logged with it, is replaced.
 
 One home for the rules, used by gunicorn's access and error logs (``AccessLog``, which
 `manage.py serve` passes as ``--logger-class``) and by Django's loggers (``RedactUrls``, a
@@ -38,6 +38,7 @@ _EMAIL = re.compile(r"[^\s@\"'<>()/:;,=?&]+@[^\s@\"'<>()/;,=?&]+", re.IGNORECASE
 _TARGET_IN_TEXT = re.compile(
     r"""(?:(?<=[\s"'(=])|^)(?:[a-z][a-z0-9+.-]*://[^\s"'/]*)?/[^\s"'<>]*""", re.IGNORECASE
 )
+_TRACEBACKS = logging.Formatter()
 _SCHEME_HOST = re.compile(r"^([a-z][a-z0-9+.-]*://)(?:[^/@]*@)?([^/]*)(.*)$", re.IGNORECASE)
 
 
@@ -100,6 +101,10 @@ class RedactUrls(logging.Filter):
         redacted = redact_text(message)
         if redacted != message:
             record.msg, record.args = redacted, ()
+        if record.exc_info and not record.exc_text:
+            # An exception's message may quote a value ("... user:alice@example.com"); the
+            # formatters write exc_text, when set, instead of formatting exc_info again.
+            record.exc_text = redact_text(_TRACEBACKS.formatException(record.exc_info))
         return True
 
 
