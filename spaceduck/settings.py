@@ -23,11 +23,13 @@ from spaceduck.core.env import (
     env_optional_str,
     env_str,
 )
+from spaceduck.core.private_files import make_private_dir, write_private_text
 from spaceduck.core.queue import QueueStorage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("SPACEDUCK_DATA_DIR", str(BASE_DIR / "var"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# 0700: the database, the queue and the secret key live here (spaceduck.core.private_files).
+make_private_dir(DATA_DIR)
 
 
 def _secret_key() -> str:
@@ -36,9 +38,8 @@ def _secret_key() -> str:
     if configured:
         return configured
     key_file = DATA_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+    # Created 0600 with its content in one go: never readable by others, even for a moment.
+    write_private_text(key_file, secrets.token_urlsafe(50))
     return key_file.read_text().strip()
 
 
@@ -332,11 +333,34 @@ STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the finders; this kee
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 
+# Logs go to the console (no log files): a service manager keeps them. Search text, query
+# values, namespace ids in paths and e-mail addresses are replaced before a line is written
+# (spaceduck.core.logs): on the handler, and on the loggers that write request paths, so the
+# records themselves are clean for any other handler. gunicorn's access log: `serve`.
+_REDACTED_LOGGER = {"filters": ["redact_urls"]}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"redact_urls": {"()": "spaceduck.core.logs.RedactUrls"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_urls"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("SPACEDUCK_LOG_LEVEL", "INFO")},
-    "loggers": {"huey": {"level": "INFO", "propagate": False}},
+    "loggers": {
+        "huey": {"level": "INFO", "propagate": False},
+        "django.request": _REDACTED_LOGGER,
+        "django.security.csrf": _REDACTED_LOGGER,
+        # runserver's request lines ("GET /people/?q=... HTTP/1.1"), to the console.
+        "django.server": {
+            **_REDACTED_LOGGER,
+            "handlers": ["console"],
+            "level": "INFO",
+            "propagate": False,
+        },
+    },
 }

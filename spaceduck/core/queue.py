@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 from django.conf import settings
 from huey.storage import SqliteStorage
 
+from spaceduck.core.private_files import create_private_file
+
 T = TypeVar("T", bound=Callable[..., Any])
 _TASKS: dict[str, Callable[..., Any]] = {}
 
@@ -47,6 +49,12 @@ def enqueue(name: str, *args: Any) -> None:
 
 
 class QueueStorage(SqliteStorage):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The queue holds task arguments: created 0600 before huey opens it, so its -wal
+        # and -shm (SQLite gives them the file's bits) are 0600 too, whatever the umask.
+        create_private_file(kwargs.get("filename", "huey.db"))
+        super().__init__(*args, **kwargs)
+
     def _create_connection(self) -> Any:
         conn = super()._create_connection()
         conn.execute("PRAGMA synchronous=NORMAL")

@@ -38,6 +38,7 @@ from ninja.responses import NinjaJSONEncoder
 from spaceduck.core.access import TokenAuth, actor, request_token, require_namespace
 from spaceduck.core.errors import ERROR_DESCRIPTIONS, ServiceError, error_responses
 from spaceduck.core.limits import ApiNamespace, check_json_value, printable
+from spaceduck.core.logs import redact_path
 from spaceduck.core.schemas import OutSchema
 from spaceduck.ops.erasure import erase_namespace
 from spaceduck.ops.health import health_report
@@ -301,7 +302,8 @@ def on_suspicious_request(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 @api.exception_handler(Exception)
 def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
-    logger.error("unexpected error on %s %s", request.method, request.path, exc_info=exc)
+    path = redact_path(request.path)  # no namespace ids or e-mails in logs
+    logger.error("unexpected error on %s %s", request.method, path, exc_info=exc)
     return error_response(request, 500, "internal error; the server log has the details")
 
 

@@ -1,12 +1,18 @@
 """Start-up checks: refuse to run with vectors the configured embedder cannot use; warn
-when a PostgreSQL database sorts text differently from SQLite."""
+when a PostgreSQL database sorts text differently from SQLite, and when a file of the data
+directory is readable by others."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.db import connection
+
+from spaceduck.core.private_files import SQLITE_COMPANIONS, sqlite_files, too_wide
 
 REINDEX_HINT = (
     "Run `python manage.py reindex` to re-embed every memory with the configured embedder "
@@ -39,6 +45,41 @@ def raise_on_startup_problems() -> None:
     problem = embedding_fingerprint_problem()
     if problem is not None:
         raise ImproperlyConfigured(f"Embedding mismatch: {problem}. {REINDEX_HINT}")
+
+
+def private_paths() -> list[Path]:
+    """The data directory and every local file that holds personal data or the secret key:
+    the SQLite database and its companions, huey's SQLite queue and its companions, the
+    generated secret key. (On PostgreSQL the database files are the server's; on Redis, the
+    queue is.)"""
+    paths = [Path(settings.DATA_DIR), Path(settings.DATA_DIR) / "secret_key"]
+    database = str(connection.settings_dict["NAME"])
+    if connection.vendor == "sqlite" and not (database == ":memory:" or "mode=memory" in database):
+        paths += sqlite_files(database)
+    queue = settings.HUEY.get("filename")
+    if queue and not settings.HUEY_IMMEDIATE:
+        paths += [Path(str(queue)), *(Path(f"{queue}{suffix}") for suffix in SQLITE_COMPANIONS)]
+    return paths
+
+
+@register()
+def check_private_files(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A warning per private file (or the data directory) that others may read."""
+    warnings: list[CheckMessage] = []
+    for path in private_paths():
+        mode = too_wide(path)
+        if mode is None:
+            continue
+        fixed = "700" if path.is_dir() else "600"
+        warnings.append(
+            Warning(
+                f"{path} has mode {mode:04o}: other users of this machine may read it "
+                "(it holds personal data or the secret key).",
+                hint=f"chmod {fixed} {shlex.quote(str(path))}",
+                id="spaceduck.W004",
+            )
+        )
+    return warnings
 
 
 # Collations that order text by its bytes, as SQLite does (the code point order of UTF-8).

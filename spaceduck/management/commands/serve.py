@@ -141,6 +141,8 @@ class Command(BaseCommand):
             *("--bind", addrport, "--workers", str(workers), "--threads", str(threads)),
             *("--timeout", str(settings.WEB_TIMEOUT), "--graceful-timeout", "20"),
             *("--worker-class", "gthread", "--access-logfile", "-", "--log-level", "warning"),
+            # Request lines and referers without query values, namespace ids or e-mails.
+            *("--logger-class", "spaceduck.core.logs.AccessLog"),
         ]
         env = _child_env(SPACEDUCK_MCP_ADDRESS=mcp) if mcp else _child_env()
         return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env)

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from spaceduck.core.private_files import open_private_log
 from spaceduck.ops.benchmarks.scratch import Writer, run_child, setup_child_django
 
 OPERATIONS = {"message": 25, "search": 30, "context": 20, "fact": 15, "note": 10}
@@ -132,7 +133,7 @@ def _health(base: str) -> dict[str, Any]:
 def _start_server(port: int) -> subprocess.Popen[bytes]:
     from django.conf import settings
 
-    log = open(Path(settings.DATA_DIR) / "serve.log", "ab")  # noqa: SIM115 (lives with the server)
+    log = open_private_log(Path(settings.DATA_DIR) / "serve.log")  # lives with the server
     server = subprocess.Popen(
         [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}"],
         cwd=settings.BASE_DIR,

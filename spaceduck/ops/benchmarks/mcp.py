@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from spaceduck.core.private_files import open_private_log
 from spaceduck.ops.benchmarks.scratch import Writer, run_child, setup_child_django
 
 NAMESPACE = "user:load-0"  # bench load's seeding puts everything here with one namespace
@@ -49,7 +50,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
 def _start_mcp_http(port: int) -> subprocess.Popen[bytes]:
     from django.conf import settings
 
-    log = open(Path(settings.DATA_DIR) / "mcp.log", "ab")  # noqa: SIM115 (lives with the server)
+    log = open_private_log(Path(settings.DATA_DIR) / "mcp.log")  # lives with the server
     return subprocess.Popen(
         [sys.executable, "manage.py", "mcp", "--http", f"127.0.0.1:{port}"],
         cwd=settings.BASE_DIR,

@@ -26,6 +26,7 @@ from django.utils.dateparse import parse_date, parse_datetime, parse_time
 
 from spaceduck.core.db.backend import writelock
 from spaceduck.core.fts import namespaced_terms
+from spaceduck.core.private_files import create_private_file
 
 Database.register_converter("bool", b"1".__eq__)
 Database.register_converter("date", sqlite3_base.decoder(parse_date))
@@ -123,6 +124,12 @@ class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
 
     @async_unsafe
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        # SQLite would create the file 0644 under the usual umask, and its -wal and -shm
+        # with the same bits: created 0600 first, they are all 0600 (one failing open()
+        # per new connection once the file exists).
+        database = str(conn_params["database"])
+        if not (self.is_in_memory_db() or database.startswith("file:")):
+            create_private_file(database)
         conn = Database.connect(**conn_params)
         register_functions(conn)
         # Used by the memories keyword index's triggers (memories migration 0008).
