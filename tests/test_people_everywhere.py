@@ -309,3 +309,26 @@ def test_after_an_erase_the_people_page_finds_nothing_of_any_kind(staff_client: 
     assert 'class="people-hit"' not in html
     assert namespaces_listed(html) == []
     assert not Memory.objects.filter(namespace="user:quill").exists()
+
+
+def test_an_erase_forgets_admin_log_entries_about_history_and_note_edges() -> None:
+    from django.contrib.admin.models import CHANGE, LogEntry
+    from django.contrib.auth import get_user_model
+    from django.contrib.contenttypes.models import ContentType
+
+    seed_everything("user:quill")
+    user = get_user_model().objects.create(username="log-writer")
+    for row in (
+        MemoryEvent.objects.filter(namespace="user:quill").first(),
+        NoteSupersession.objects.filter(note__namespace="user:quill").first(),
+    ):
+        assert row is not None
+        LogEntry.objects.create(
+            content_type=ContentType.objects.get_for_model(row),
+            object_id=str(row.pk),
+            object_repr=f"{NAME}: {row}",
+            action_flag=CHANGE,
+            user_id=user.pk,
+        )
+    erase_namespace("user:quill", by="test")
+    assert not LogEntry.objects.filter(object_repr__contains=NAME).exists()
