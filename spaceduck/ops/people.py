@@ -110,10 +110,11 @@ def search(text: str, *, kind: str = "", page: int = 1) -> Found:
     for name in kinds:
         found.kinds.append(_page(name, query, page))
     holding = {hit.namespace for kind_page in found.kinds for hit in kind_page.hits}
-    for name in kinds:
-        if len(holding) >= MAX_NAMESPACES:
-            break
-        holding |= _holding(name, query, holding)
+    # A kind whose rows all fit on the page names its namespaces already; one with more
+    # (a common word) may hold the string in namespaces no shown row is from.
+    for kind_page in found.kinds:
+        if (kind_page.more or kind_page.page > 1) and len(holding) < MAX_NAMESPACES:
+            holding |= _holding(kind_page.kind, query, holding)
     found.namespaces = sorted(set(namespaces_named(query)) | holding)[:MAX_NAMESPACES]
     return found
 
