@@ -157,7 +157,9 @@ def test_a_hit_names_the_field_and_shows_the_text_around_the_match(staff_client:
     memories = sections(html)["memories"]
     assert "summary:" in memories
     assert f"{NAME} was here." in memories  # the excerpt starts near the match
-    assert len(re.search(r'<td class="content">(.*?)</td>', memories, re.S)[1]) < 400
+    cell = re.search(r'<td class="content">(.*?)</td>', memories, re.S)
+    assert cell is not None
+    assert len(cell[1]) < 400
 
 
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
