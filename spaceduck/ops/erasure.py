@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, models, transaction
+from django.db.models import Q
 
 from memories.models import (
     Conflict,
@@ -36,7 +37,7 @@ from memories.models import (
     Thread,
 )
 from memories.store import keyword_index
-from notes.models import Note
+from notes.models import Note, NoteSupersession
 from spaceduck.core.db.locks import lock_for_write
 from spaceduck.core.db.scrub import forget_after_commit
 from spaceduck.core.errors import InvalidInput, NotFound
@@ -170,6 +171,8 @@ def _forget_admin_log(ns: str, memory_ids: list[int]) -> None:
         (Note, Note.objects.filter(namespace=ns).values_list("id", flat=True)),
         (Extraction, Extraction.objects.filter(namespace=ns).values_list("id", flat=True)),
         (Conflict, Conflict.objects.filter(namespace=ns).values_list("id", flat=True)),
+        (MemoryEvent, MemoryEvent.objects.filter(namespace=ns).values_list("id", flat=True)),
+        (NoteSupersession, _note_edges(ns)),
     ]
     for model, ids in owned:
         content_type = ContentType.objects.get_for_model(model)
@@ -178,3 +181,22 @@ def _forget_admin_log(ns: str, memory_ids: list[int]) -> None:
             LogEntry.objects.filter(
                 content_type=content_type, object_id__in=keys[start : start + _CHUNK]
             ).delete()
+
+
+def _note_edges(ns: str) -> Iterable[object]:
+    # The edges go with their notes (on_delete=CASCADE), either end in the namespace.
+    edges = NoteSupersession.objects.filter(Q(note__namespace=ns) | Q(target__namespace=ns))
+    return edges.values_list("id", flat=True)
+
+
+def dry_run(namespace: str) -> str:
+    """What ``erase_namespace`` would remove, kind by kind, erasing nothing: the same
+    counts its tombstone records (``manage.py erase --dry-run``)."""
+    ns = canonical(namespace)
+    counts = stored_counts(ns)
+    if not any(counts.values()):
+        return f"{ns} holds nothing: an erase would remove nothing."
+    width = max(len(kind) for kind in counts)
+    lines = [f"Erasing {ns} would remove {describe(counts)}:"]
+    lines += [f"  {kind:<{width}}  {n}" for kind, n in counts.items()]
+    return "\n".join(lines)

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from spaceduck.core.errors import ServiceError
-from spaceduck.ops.erasure import describe, erase_namespace, stored_counts
+from spaceduck.ops.erasure import describe, dry_run, erase_namespace, stored_counts
 
 
 class Command(BaseCommand):
@@ -24,9 +24,21 @@ class Command(BaseCommand):
             "--yes", action="store_true", help="Do not ask: erase without typing the name."
         )
         parser.add_argument("--by", default="cli", help="Who asked (kept on the tombstone).")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="List what an erase would remove, by kind and count; erase nothing.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         namespace = options["namespace"]
+        if options["dry_run"]:
+            try:
+                self.stdout.write(dry_run(namespace))
+            except ServiceError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write("Dry run: nothing was erased.")
+            return
         try:
             counts = stored_counts(namespace)
             if not options["yes"]:
