@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client, override_settings
 
-from memories.extraction.secrets import redact
+from spaceduck.core.credentials import redact
 from memories.models import Message
 from memories.write.runner import run_extraction
 from tests.conftest import Actor

@@ -17,7 +17,7 @@ import pytest
 from django.test import Client
 
 from memories.extraction.pipeline import propose
-from memories.extraction.secrets import find_secret
+from spaceduck.core.credentials import find_secret
 from memories.extraction.types import Source
 from memories.models import Memory, MemoryEvent
 from memories.write import lifecycle
