@@ -107,11 +107,21 @@ def test_conversation_is_marked_and_knowledge_refused_with_one_wording() -> None
 
 
 @override_settings(REDACT_SECRETS=False)
-def test_knowledge_is_refused_even_with_redaction_off() -> None:
+def test_knowledge_is_refused_even_with_redaction_off(owner: Actor) -> None:
     kept = screened("message", {"content": f"my PIN is {PIN}", "provenance": None})
     assert kept["content"] == f"my PIN is {PIN}"  # conversation: as sent
     with pytest.raises(InvalidInput, match=r"rejected: secret: pin in value"):
         screened("fact", {"value": f"my PIN is {PIN}"})
+    fact = owner.put(f"/api/facts/{NS}/door", {"value": f"my PIN is {PIN}"})
+    assert fact.status_code == 422
+    assert fact.json()["detail"].startswith("rejected: secret: pin in value")
+    note = owner.post("/api/notes", {"namespace": NS, "body": f"The door PIN is {PIN}."})
+    assert note.status_code == 422
+    memory = {"namespace": NS, "kind": "fact", "content": "The user deploys.", "tags": [KEY]}
+    assert owner.post("/api/memories", memory).json()["decision"] == "rejected"
+    assert not Fact.objects.exists()
+    assert not Note.objects.exists()
+    assert not Memory.objects.exists()
 
 
 # --- The API ----------------------------------------------------------------------------------
