@@ -165,6 +165,15 @@ def test_thread_titles_are_redacted(owner: Actor, tmp_path: Path) -> None:
         assert _secrets_in(read) == []
 
 
+def test_a_redacted_title_keeps_within_the_limit(owner: Actor) -> None:
+    title = "x" * 480 + f" my PIN is {PIN}"  # 495 characters; the mark is longer than 4821
+    thread = _thread(owner, title)
+    stored = Thread.objects.get(pk=thread).title
+    assert len(stored) == 500
+    assert stored.endswith("my PIN is [redacted")
+    assert leaked(stored) == []
+
+
 @override_settings(REDACT_SECRETS=False)
 def test_with_redaction_off_conversation_is_kept_as_sent(owner: Actor) -> None:
     thread = _thread(owner, f"Deploy with key {KEY}")

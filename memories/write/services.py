@@ -254,8 +254,14 @@ def delete_expired_facts() -> int:
 def create_thread(ns: str, title: str | None = None) -> Thread:
     namespace = clean_namespace(ns)
     now = timezone.now()
-    title = screened("thread", {"title": _clean_title(title)})["title"]
+    title = _fit_title(screened("thread", {"title": _clean_title(title)})["title"])
     return Thread.objects.create(namespace=namespace, title=title, created_at=now, updated_at=now)
+
+
+def _fit_title(title: str) -> str:
+    # A mark ("[redacted: pin]") may be longer than what it replaced: the column's limit
+    # still holds (PostgreSQL would refuse the row).
+    return title[:MAX_THREAD_TITLE_LENGTH]
 
 
 def delete_thread(thread_id: str) -> None:
@@ -581,6 +587,8 @@ def _redact_rows(
                     redacted_value, shapes = redacted(value)
                     if shapes:
                         clean[column] = redacted_value
+                if model is Thread and "title" in clean:
+                    clean["title"] = _fit_title(clean["title"])
                 if clean:
                     changed += 1
                     if not dry_run:

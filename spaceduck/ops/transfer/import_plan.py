@@ -129,9 +129,14 @@ def _screened(line: Line) -> Line:
     if record not in credentials.CONVERSATION and record not in credentials.KNOWLEDGE:
         return line
     try:
-        line.values = credentials.screened(record, line.values)
+        values = credentials.screened(record, line.values)
     except InvalidInput as exc:
         raise TransferError(f"{line.where}: {exc}") from None
+    for f in line.rtype.fields:  # a mark may be longer than what it replaced
+        value = values[f.attname]
+        if f.max_length and isinstance(value, str) and value != line.values[f.attname]:
+            values[f.attname] = value[: f.max_length]
+    line.values = values
     return line
 
 
