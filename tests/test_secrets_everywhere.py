@@ -246,7 +246,7 @@ def test_fact_values_and_provenance_are_refused(owner: Actor) -> None:
     assert Fact.objects.get().value == value
 
 
-def test_note_body_kind_and_tags_are_refused(owner: Actor) -> None:
+def test_note_body_tags_and_provenance_are_refused(owner: Actor) -> None:
     for body, where in [
         ({"body": f"The deploy key is {KEY}"}, "body"),
         ({"body": "Deploys", "tags": [KEY]}, "tags"),
