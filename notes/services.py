@@ -17,6 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession, new_uid
+from spaceduck.core import credentials
 from spaceduck.core.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from spaceduck.core.limits import check_json_value, check_size, utf8_size
 from spaceduck.core.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
@@ -242,6 +243,8 @@ def save_note_outcome(
         status=status,
         provenance=provenance,
     )
+    # A note is knowledge its writer asks to keep: a credential is refused, never marked.
+    credentials.screened("note", fields)
     canonical = fields["namespace"]
     uid = new_uid() if id is None else check_note_id(id)
     target_uids = _check_supersedes(supersedes)
@@ -291,6 +294,7 @@ def note_write_check(
         status=status,
         provenance=None,
     )
+    credentials.screened("note", fields)
     _supersession_targets(_check_supersedes(supersedes), namespace=fields["namespace"])
 
 

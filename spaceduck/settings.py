@@ -294,9 +294,10 @@ THREAD_MAX_TOKENS = env_optional_int("SPACEDUCK_THREAD_MAX_TOKENS", minimum=0)
 # over a limit is a 413 (or 422 where the schema declares it) and nothing is written.
 # Extraction time grows with the message, so MAX_MESSAGE_BYTES also bounds a
 # worker's time per message (~1 s at 64 KiB with the heuristic rules).
-# Credentials in messages (the extraction firewall's detectors, memories.extraction.secrets)
-# are replaced by "[redacted: <shape>]" before a message is stored, so no page, API answer,
-# export or context shows them. False keeps messages as sent.
+# Credentials in conversation (a message's content and provenance, a thread's title; the
+# detectors of spaceduck.core.credentials) are replaced by "[redacted: <shape>]" before it
+# is stored, so no page, API answer, export or context shows them. False keeps them as sent.
+# Memories, notes and facts holding a credential are refused either way.
 REDACT_SECRETS = env_bool("SPACEDUCK_REDACT_SECRETS", True)
 MAX_REQUEST_BYTES = env_int("SPACEDUCK_MAX_REQUEST_BYTES", 1024 * 1024, minimum=1024)
 MAX_MESSAGE_BYTES = env_int("SPACEDUCK_MAX_MESSAGE_BYTES", 64 * 1024, minimum=1)

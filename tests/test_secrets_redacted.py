@@ -12,9 +12,9 @@ import pytest
 from django.core.management import call_command
 from django.test import Client, override_settings
 
-from memories.extraction.secrets import redact
 from memories.models import Message
 from memories.write.runner import run_extraction
+from spaceduck.core.credentials import redact
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

@@ -4,13 +4,14 @@ Whatever may become a stored memory passes here, and nothing else calls the chec
 by one: the pipeline (every candidate, and the message as a whole), ingest (a direct
 write and the context sent with it), the lifecycle (an edit from the API, the dashboard
 or the admin), the extraction runner (the message kept as a memory's context) and the
-message writer (credentials redacted before a message is stored).
+writers of messages, threads and facts (``screened``: conversation redacted, knowledge
+refused, by the policy of ``spaceduck.core.credentials``, which the notes app calls too).
 
 A candidate's checks run in a fixed order, the first refusal wins (``screen``):
 1. the guard (memories.extraction.guard): questions, fragments, poison values, roles and
    wrong-source facts;
 2. a credential in the sentence of the message that holds the value the candidate copies
-   (memories.extraction.secrets);
+   (spaceduck.core.credentials);
 3. for identity slots, a value the message only reports: quoted, fiction, taken back
    (memories.extraction.reported);
 4. injection detection on the candidate's own text (memories.extraction.injection),
@@ -24,10 +25,11 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.extraction import guard, injection, secrets, sentences
+from memories.extraction import guard, injection, sentences
 from memories.extraction.reported import only_reported
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import Candidate, InjectionMode, Source
+from spaceduck.core import credentials
 
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?](?=\s|$)|\n|$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -59,35 +61,37 @@ def screen_context(context: str, source: Source) -> str | None:
     The message's check (injection, in the source's mode) on the context, and, as for
     every stored text, no credential: context comes back with every recalled memory."""
     reason = _injection_twice(context, source)
-    return reason or secrets.secret_reason(guard.strip_recalled(context))
+    return reason or credentials.secret_reason(guard.strip_recalled(context))
 
 
-def screen_texts(*texts: str) -> str | None:
-    """The credential among ``texts`` (an edit's title, content, summary), or None."""
-    return secrets.secret_reason(*texts)
+def screened(record: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A written row's free-text ``fields`` as they may be stored: a message's or thread's
+    with credentials marked (``SPACEDUCK_REDACT_SECRETS``), a memory's (an edit) or fact's
+    unchanged, or InvalidInput "rejected: secret: <shape> in <field> (...)"."""
+    return credentials.screened(record, fields)
 
 
 def without_secrets(text: str) -> str:
     """``text`` without the sentences that hold a credential. A message's other facts are
     still stored, each with the message as context: a password said beside them must not
     come along (context comes back with every recalled memory)."""
-    if secrets.secret_reason(text) is None:
+    if credentials.secret_reason(text) is None:
         return text
-    kept = " ".join(s for s in _SENTENCE_END.split(text) if secrets.secret_reason(s) is None)
-    return "" if secrets.secret_reason(kept) else kept
+    kept = " ".join(s for s in _SENTENCE_END.split(text) if credentials.secret_reason(s) is None)
+    return "" if credentials.secret_reason(kept) else kept
 
 
 def redacted(value: Any) -> tuple[Any, list[str]]:
     """A message's content (text or JSON) with every credential replaced by its mark
     (``[redacted: api_key]``), and the shapes found: what a message is stored as."""
-    return secrets.redact_value(value)
+    return credentials.redact_value(value)
 
 
 def warm() -> None:
     """Load the firewall's tables now (~1 s and ~50 MB: the verb lexicon, the secret
     detectors) instead of inside the first message's time. Worker and web server start-up."""
     sentences.warm()
-    secrets.find_secret("password: warm-up-4821")
+    credentials.find_secret("password: warm-up-4821")
 
 
 def _mode(candidate: Candidate, source: Source) -> InjectionMode:
@@ -110,7 +114,7 @@ def _secret_nearby(candidate: Candidate, source: Source) -> str | None:
             continue
         for sentence in _SENTENCE.finditer(text):
             if sentence.start() <= at < max(sentence.end(), sentence.start() + 1):
-                shape = secrets.find_secret(sentence.group())
+                shape = credentials.find_secret(sentence.group())
                 if shape is not None:
                     return f"secret: {shape} (beside the value)"
                 break

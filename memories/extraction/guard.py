@@ -10,8 +10,8 @@ Three entry points, all pure:
   a truncated block is still recalled text.
 - ``check(candidate, source)``: per-candidate rejection reason, or None. Codes:
 
-  - ``secret: <shape>``: the title, content or summary holds a credential
-    (``memories.extraction.secrets.find_secret``), whoever proposed it. Checked first.
+  - ``secret: <shape>``: the title, content, summary or a tag holds a credential
+    (``spaceduck.core.credentials.find_secret``), whoever proposed it. Checked first.
   - ``assistant_user_fact``: an assistant message stating a fact about the user (a slot, or
     content about "the user"/"user"/"you"). Assistants paraphrase and hallucinate; only the user
     is an authority on the user.
@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import re
 
-from memories.extraction.secrets import secret_reason
 from memories.extraction.sentences import is_elliptical, is_sentence, is_vague, split_sentences
 from memories.extraction.types import Candidate, Source
+from spaceduck.core.credentials import secret_reason
 
 
 def _words(text: str) -> frozenset[str]:
@@ -206,7 +206,7 @@ def _is_fragment(content: str) -> bool:
 
 def check(candidate: Candidate, source: Source) -> str | None:
     """Why ``candidate`` (extracted from ``source``) must not be stored; None when it may."""
-    secret = secret_reason(candidate.content, candidate.title, candidate.summary)
+    secret = secret_reason(candidate.content, candidate.title, candidate.summary, *candidate.tags)
     if secret is not None:
         return secret
     if candidate.kind == "fact" and _is_about_user(candidate):

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.extraction.claims import claim_of, stored_value
-from memories.extraction.firewall import screen_texts
+from memories.extraction.firewall import screened
 from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.store import vector_index
 from memories.write.dedup import LIVE, open_contradictions
@@ -254,12 +254,9 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
     # The lengths every front end shares (spaceduck.core.limits): the API's schema says them,
     # and the dashboard, the admin, the CLI and spaceduck.store get the same refusal here.
     check_memory_fields(changes)
-    # The same firewall as every other write: an edit may not smuggle a credential in.
-    secret = screen_texts(
-        *(str(changes[name]) for name in ("title", "content", "summary") if changes.get(name))
-    )
-    if secret is not None:
-        raise InvalidInput(f"rejected: {secret} (credentials are never stored as memories)")
+    # The same firewall as every other write: an edit may not smuggle a credential in (its
+    # title, content, summary or tags).
+    screened("memory", changes)
     before = {name: _jsonable(getattr(memory, name)) for name in changes}
     for name, value in changes.items():
         setattr(memory, name, value)

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import JSONField, Model, Value
 from django.utils import timezone
 
-from memories.extraction.firewall import redacted
+from memories.extraction.firewall import redacted, screened
 from memories.models import (
     Extraction,
     Fact,
@@ -214,6 +214,8 @@ def set_fact(
     )
     ttl_ms = _clean_ttl(ttl_ms)
     provenance = _clean_provenance(provenance)
+    # A fact is what its writer asks to keep: a credential is refused, never marked.
+    screened("fact", {"value": stored, "provenance": provenance})
     now = timezone.now()
     expires_at = _expiry(now, ttl_ms)
     # IMMEDIATE transactions take SQLite's write lock at BEGIN, so concurrent
@@ -254,9 +256,14 @@ def delete_expired_facts() -> int:
 def create_thread(ns: str, title: str | None = None) -> Thread:
     namespace = clean_namespace(ns)
     now = timezone.now()
-    return Thread.objects.create(
-        namespace=namespace, title=_clean_title(title), created_at=now, updated_at=now
-    )
+    title = _fit_title(screened("thread", {"title": _clean_title(title)})["title"])
+    return Thread.objects.create(namespace=namespace, title=title, created_at=now, updated_at=now)
+
+
+def _fit_title(title: str) -> str:
+    # A mark ("[redacted: pin]") may be longer than what it replaced: the column's limit
+    # still holds (PostgreSQL would refuse the row).
+    return title[:MAX_THREAD_TITLE_LENGTH]
 
 
 def delete_thread(thread_id: str, *, actor: str = "", reason: str = "") -> None:
@@ -331,8 +338,10 @@ def message_draft(
     stored = _json_copy(content, "message content")
     if stored is None:
         raise InvalidInput("message content must be text or a JSON value other than null")
-    if settings.REDACT_SECRETS:
-        stored, _shapes = redacted(stored)
+    provenance = _clean_provenance(provenance)
+    # Credentials marked in the content and the provenance (SPACEDUCK_REDACT_SECRETS).
+    kept = screened("message", {"content": stored, "provenance": provenance})
+    stored, provenance = kept["content"], kept["provenance"]
     # The limit also bounds the worker's extraction time per message.
     check_size(
         json_size(stored),
@@ -342,7 +351,6 @@ def message_draft(
     )
     message_id = new_id() if id is None else clean_message_id(id)
     created_at = _clean_created_at(created_at)
-    provenance = _clean_provenance(provenance)
     return MessageDraft(
         thread_id, message_id, id is not None, role, stored, created_at, provenance, timezone.now()
     )
@@ -557,33 +565,43 @@ def _clean_ids(ids: object) -> list[str]:
 
 def redact_stored(
     *, batch: int = 500, dry_run: bool = False, on_batch: Any = None
-) -> tuple[int, int]:
-    """Redact the credentials of messages stored before redaction (or with it off), and the
-    candidate contents of extraction records: (messages changed, records changed). Safe to
-    interrupt and run again: each batch is committed, and redacted text stays as it is.
-    ``on_batch(n)`` is called after each batch with the rows read (a progress bar)."""
-    messages = _redact_rows(Message, "content", batch, dry_run, on_batch)
-    records = _redact_rows(Extraction, "candidates", batch, dry_run, on_batch)
-    return messages, records
+) -> tuple[int, int, int]:
+    """Redact the credentials of messages (content and provenance) and thread titles stored
+    before redaction (or with it off), and the candidate contents of extraction records:
+    (messages changed, records changed, threads changed). Safe to interrupt and run again:
+    each batch is committed, and redacted text stays as it is. ``on_batch(n)`` is called
+    after each batch with the rows read (a progress bar)."""
+    messages = _redact_rows(Message, ("content", "provenance"), batch, dry_run, on_batch)
+    records = _redact_rows(Extraction, ("candidates",), batch, dry_run, on_batch)
+    threads = _redact_rows(Thread, ("title",), batch, dry_run, on_batch)
+    return messages, records, threads
 
 
-def _redact_rows(model: Any, column: str, batch: int, dry_run: bool, on_batch: Any) -> int:
+def _redact_rows(
+    model: Any, columns: tuple[str, ...], batch: int, dry_run: bool, on_batch: Any
+) -> int:
     changed = 0
     after: Any = None
     while True:
         rows = model.objects.order_by("pk")
         if after is not None:
             rows = rows.filter(pk__gt=after)
-        page = list(rows.values_list("pk", column)[:batch])
+        page = list(rows.values_list("pk", *columns)[:batch])
         if not page:
             return changed
         with transaction.atomic():
-            for pk, value in page:
-                clean, shapes = redacted(value)
-                if shapes:
+            for pk, *values in page:
+                clean = {}
+                for column, value in zip(columns, values, strict=True):
+                    redacted_value, shapes = redacted(value)
+                    if shapes:
+                        clean[column] = redacted_value
+                if model is Thread and "title" in clean:
+                    clean["title"] = _fit_title(clean["title"])
+                if clean:
                     changed += 1
                     if not dry_run:
-                        model.objects.filter(pk=pk).update(**{column: clean})
+                        model.objects.filter(pk=pk).update(**clean)
         after = page[-1][0]
         if on_batch is not None:
             on_batch(len(page))

@@ -14,6 +14,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from spaceduck.core import credentials
+from spaceduck.core.errors import InvalidInput
 from spaceduck.ops.namespace_names import name_problem
 from spaceduck.ops.transfer.formats import (
     BY_NAME,
@@ -136,6 +138,25 @@ def _check_names(where: str, values: dict[str, Any]) -> None:
             )
 
 
+def _screened(line: Line) -> Line:
+    """``line`` with its free text as the services store it (spaceduck.core.credentials):
+    a message's or thread's credentials marked (SPACEDUCK_REDACT_SECRETS), a memory, fact or
+    note holding one refused, with the line and the reason, before anything is written."""
+    record = line.rtype.name
+    if record not in credentials.CONVERSATION and record not in credentials.KNOWLEDGE:
+        return line
+    try:
+        values = credentials.screened(record, line.values)
+    except InvalidInput as exc:
+        raise TransferError(f"{line.where}: {exc}") from None
+    for f in line.rtype.fields:  # a mark may be longer than what it replaced
+        value = values[f.attname]
+        if f.max_length and isinstance(value, str) and value != line.values[f.attname]:
+            values[f.attname] = value[: f.max_length]
+    line.values = values
+    return line
+
+
 @dataclass
 class Plan:
     header: dict[str, Any]
@@ -171,7 +192,7 @@ def plan_lines(path: Path) -> Iterator[Line | dict[str, Any]]:
             continue
         if kind == "header":
             raise TransferError(f"line {number}: a second header")
-        line = _parse(number, obj)
+        line = _screened(_parse(number, obj))
         order = ORDER[line.rtype.name]
         if order < position:
             raise TransferError(

@@ -17,13 +17,13 @@ import pytest
 from django.test import Client
 
 from memories.extraction.pipeline import propose
-from memories.extraction.secrets import find_secret
 from memories.extraction.types import Source
 from memories.models import Memory, MemoryEvent
 from memories.write import lifecycle
 from memories.write.ingest import message_ingest
 from memories.write.runner import run_extraction
 from memories.write.services import create_thread, memory_create
+from spaceduck.core.credentials import find_secret
 from spaceduck.core.errors import InvalidInput
 from spaceduck.core.providers import get_chat, reset_providers
 from tests.conftest import Actor

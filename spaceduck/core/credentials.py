@@ -1,8 +1,20 @@
-"""secretsMemory: credentials are never memories, whoever proposed the candidate.
+"""Credentials in what a client writes: found, redacted, or refused. One place decides.
 
-Whoever can read a memory could read the secret, and recall would paste it into prompts. This
-module is the firewall that every write path consults (``guard.check`` for extraction and
-``POST /api/memories``, ``lifecycle.memory_edit`` for the dashboard and the admin).
+Whoever can read a row could read the secret, and recall would paste it into prompts. The
+kernel holds the detectors and the policy, so both apps (memories, notes) and every front
+end (the API, the dashboard, the admin, MCP, ``spaceduck.store``, ``manage.py import``) apply
+the same rule with the same words (``screened``):
+
+- **conversation** (a message's content and provenance, a thread's title: a record of what
+  was said) is stored with each credential replaced by ``[redacted: <shape>]`` while
+  ``SPACEDUCK_REDACT_SECRETS`` is on (the default), as sent when it is off;
+- **knowledge** (a memory's title, content, summary, tags and context, a note's body, kind,
+  tags and provenance, a fact's value and provenance: what a writer asks to keep) is refused
+  with ``InvalidInput`` ("rejected: secret: <shape> in <field> (credentials are never stored
+  as ...)"), whatever the setting: redacting would change the meaning of what was asked.
+
+Inside the memories app the extraction firewall (``memories.extraction.firewall``) is the
+door to these functions; the extraction guard refuses a candidate with a credential.
 
 ``find_secret(text)`` returns the *shape* of the first credential found, or None:
 
@@ -35,6 +47,10 @@ import itertools
 import re
 from functools import cache
 from typing import Any
+
+from django.conf import settings
+
+from spaceduck.core.errors import InvalidInput
 
 # --- detect-secrets plugins -------------------------------------------------------------------
 
@@ -421,6 +437,11 @@ _DIGIT = re.compile(r"\d")
 _LONG_RUN = re.compile(r"[A-Za-z0-9_+/=-]{20}")
 
 
+# A lone uuid (a run or message id in provenance, a fact value) is an identifier: answered
+# without the ~0.1 ms of the detectors, which would find nothing in it.
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
+
+
 def _maybe(text: str) -> bool:
     if _DIGIT.search(text):
         return True
@@ -448,7 +469,7 @@ def find_secret(text: str) -> str | None:
     marked = _MARK.search(text)
     if marked is not None:
         return marked.group("shape")
-    if not _maybe(text):
+    if not _maybe(text) or _UUID.match(text):
         return None
     shape = _plugin_shape(text)
     if shape is not None:
@@ -578,7 +599,92 @@ def redact_value(value: Any) -> tuple[Any, list[str]]:
         for key, item in value.items():
             clean_key, found_key = redact(key) if isinstance(key, str) else (key, [])
             clean, found = redact_value(item)
+            if not (found or found_key):
+                paired = _pair_shape(key, item)
+                if paired is not None:  # {"password": "Winter2024!"}: the value goes whole
+                    clean, found = f"[redacted: {paired}]", [paired]
             pairs[clean_key] = clean
             shapes += found_key + found
         return pairs, shapes
     return value, shapes
+
+
+def shape_in(value: Any) -> str | None:
+    """The shape of the first credential anywhere in a JSON value (strings, keys, and a key
+    read with its text value), or None."""
+    if isinstance(value, str):
+        return find_secret(value)
+    if isinstance(value, list):
+        return next((s for s in map(shape_in, value) if s is not None), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            shape = (
+                (find_secret(key) if isinstance(key, str) else None)
+                or shape_in(item)
+                or _pair_shape(key, item)
+            )
+            if shape is not None:
+                return shape
+    return None
+
+
+def _pair_shape(key: Any, item: Any) -> str | None:
+    """The shape a JSON key and its text value hold only together: ``{"pin": "4821"}`` is
+    "pin: 4821", though "4821" alone is a number. Marks already put are left as they are."""
+    if not (isinstance(key, str) and isinstance(item, str)) or not item or _MARK.search(item):
+        return None
+    name = key.replace("_", " ").replace("-", " ").lower()  # "wifi_password" names a password
+    if not any(hint in name for hint in _HINTS):
+        return None  # "run_id", "date": no name of a credential, no second scan
+    return find_secret(f"{name}: {item}")
+
+
+# --- The policy: conversation is redacted, knowledge is refused -------------------------------
+
+# Each kind of row a client writes, and its fields that hold free text (the import reads the
+# same tables). A record of what was said keeps its place with the credential marked; what
+# a writer asks to keep is refused, since a mark would change what it says.
+CONVERSATION: dict[str, tuple[str, ...]] = {
+    "thread": ("title",),
+    "message": ("content", "provenance"),
+}
+KNOWLEDGE: dict[str, tuple[str, ...]] = {
+    "memory": ("title", "content", "summary", "tags", "context"),
+    "fact": ("value", "provenance"),
+    "note": ("body", "kind", "tags", "provenance"),
+}
+_STORED_AS = {"memory": "memories", "fact": "facts", "note": "notes"}
+
+
+def screened(record: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` of a new or changed ``record`` ("message", "memory", ...) as they may be
+    stored: conversation with its credentials marked (while ``SPACEDUCK_REDACT_SECRETS`` is
+    on), knowledge unchanged, or InvalidInput saying which credential was found where."""
+    if record in CONVERSATION:
+        if not settings.REDACT_SECRETS:
+            return fields
+        names = CONVERSATION[record]
+        return {name: _marked(v) if name in names else v for name, v in fields.items()}
+    reason = refusal(record, fields)
+    if reason is not None:
+        raise InvalidInput(reason)
+    return fields
+
+
+def refusal(record: str, fields: dict[str, Any]) -> str | None:
+    """Why a knowledge ``record`` with these ``fields`` is refused, or None: the words every
+    front end shows ("rejected: secret: api_key in tags (credentials are never stored as
+    memories)")."""
+    for name in KNOWLEDGE[record]:
+        shape = shape_in(fields.get(name))
+        if shape is not None:
+            stored_as = _STORED_AS[record]
+            return (
+                f"rejected: secret: {shape} in {name} (credentials are never stored as {stored_as})"
+            )
+    return None
+
+
+def _marked(value: Any) -> Any:
+    # Empty (no provenance, no title): nothing to read. Every message passes here.
+    return redact_value(value)[0] if value else value
