@@ -92,12 +92,16 @@ def test_bench_ingest_compares_secure_delete_modes_in_one_command() -> None:
     buf = StringIO()
     call_command(
         "bench", "ingest", "--embedders", "hash", "--sizes", "20", "--messages", "4",
-        "--secure-delete", "off,on", stdout=buf,
+        "--secure-delete", "off,on", "--deletes", "3", stdout=buf,
     )  # fmt: skip
     out = buf.getvalue()
     runs = [line for line in out.splitlines() if line.startswith("ingest (inline")]
     # Each run reads the mode back from SQLite: the environment reached the child.
     assert [line.rsplit(", ", 1)[-1] for line in runs] == ["secure_delete off", "secure_delete on"]
+    deletes = [line for line in out.splitlines() if line.startswith("delete (sqlite)")]
+    assert len(deletes) == 2
+    for line in deletes:
+        assert re.search(rf"3 memories one at a time of \d+: p50 {NUMBER} ms, p95 {NUMBER}", line)
     assert re.search(
         rf"ingest ratio \(inline\): secure_delete=on {NUMBER} msg/s / secure_delete=off "
         rf"{NUMBER} msg/s = {NUMBER}x",

@@ -93,6 +93,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--messages", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--deletes",
+        type=int,
+        default=0,
+        help="then delete this many of the namespace's memories one at a time, as the API does "
+        "(each: its tombstone, the keyword index merged, the WAL truncated), and print p50/p95",
+    )
+    parser.add_argument(
         "--workers",
         default="0",
         help="0: extract inline; N: N worker processes (comma-separated list for several runs)",
@@ -132,6 +139,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         for size in str(options["sizes"]).split(","):
             workers = ",".join(w.strip() for w in str(options["workers"]).split(","))
             args = [size, str(options["messages"]), str(options["seed"]), workers]
+            args.append(str(options["deletes"]))
             repeat = int(options["repeat"])
             if modes:
                 variants = {f"secure_delete={mode}": _secure_delete(mode) for mode in modes}
@@ -342,7 +350,7 @@ def wait_done(count: int, timeout: float = 1800) -> None:
         time.sleep(0.05)
 
 
-def child(size: int, count: int, seed: int, workers: list[int]) -> None:
+def child(size: int, count: int, seed: int, workers: list[int], deletes: int = 0) -> None:
     setup_child_django()
     from memories.extraction.firewall import warm
     from memories.store import keyword_index, vector_index
@@ -359,6 +367,32 @@ def child(size: int, count: int, seed: int, workers: list[int]) -> None:
     warm()  # the firewall's tables, as the worker loads them at start
     for run, count_workers in enumerate(workers):
         run_messages(size, filled, messages(count, random.Random(seed + run)), count_workers)
+    if deletes:
+        run_deletes(deletes, random.Random(seed))
+
+
+def run_deletes(count: int, rng: random.Random) -> None:
+    """``count`` memories of the namespace deleted one at a time through the service every
+    front end calls, each timed from the call to its purge and checkpoint after commit."""
+    from django.db import connection
+
+    from memories.models import Memory
+    from memories.write.services import memory_delete
+
+    ids = list(Memory.objects.filter(namespace=NAMESPACE).values_list("id", flat=True))
+    times = []
+    for memory_id in rng.sample(ids, min(count, len(ids))):
+        memory = Memory.objects.get(pk=memory_id)
+        started = time.perf_counter()
+        memory_delete(memory=memory, actor="bench")
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
+    print(
+        f"delete ({connection.vendor}): {len(times)} memories one at a time of {len(ids)}: "
+        f"p50 {statistics.median(times):.1f} ms, p95 {p95:.1f} ms"
+        f"{_secure_delete_in_force(connection)}"
+    )
 
 
 def run_messages(size: int, filled: float, texts: list[str], workers: int) -> None:
@@ -415,4 +449,5 @@ def _secure_delete_in_force(connection: Any) -> str:
 
 if __name__ == "__main__":
     size, count, seed = (int(arg) for arg in sys.argv[1:4])
-    child(size, count, seed, [int(w) for w in sys.argv[4].split(",")])
+    deletes = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+    child(size, count, seed, [int(w) for w in sys.argv[4].split(",")], deletes)
