@@ -30,6 +30,7 @@ from django.db import connection, transaction
 from memories.models import Memory
 from memories.store import keyword_index, vector_index
 from memories.write.services import embedding_text
+from spaceduck.core.db.scrub import forget_after_commit
 from spaceduck.core.providers import get_embedder
 
 _COUNT_MEMORIES_SQL = "SELECT count(*) FROM memories_memory"
@@ -229,6 +230,8 @@ def _delete_orphans(memory_ids: Sequence[int], delete: Callable[[list[int]], obj
         alive = _alive(memory_ids)
         gone = [memory_id for memory_id in memory_ids if memory_id not in alive]
         delete(gone)
+        # An orphan is what a deleted memory left: its terms and pages go as a delete's do.
+        forget_after_commit()
     return len(gone)
 
 
