@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 
 from spaceduck.core.private_files import SQLITE_COMPANIONS, sqlite_files, too_wide
 
@@ -139,7 +139,14 @@ def check_namespace_names(app_configs: Any = None, **kwargs: Any) -> list[CheckM
     from spaceduck.ops.namespace_names import stored_name_problems
 
     warnings: list[CheckMessage] = []
-    for found in stored_name_problems():
+    try:
+        with transaction.atomic():  # a savepoint: a failed read leaves the caller's transaction
+            problems = list(stored_name_problems())
+    except DatabaseError:
+        # Tables not created or not migrated yet (a new release before `migrate`): there is
+        # nothing stored to warn about, and health names the pending migrations.
+        return []
+    for found in problems:
         if found.token:
             where = f"granted to token {found.token} ({found.table})"
         else:
