@@ -141,7 +141,8 @@ def pages_to_visit(s: Stored) -> dict[str, str | None]:
         f"/memories/{s.superseded.pk}/": IMG,
         f"/memories/{s.candidate.pk}/": SCRIPT,
         f"/memories/{s.memory.pk}/delete/": SCRIPT,
-        f"/memories/{s.gone_id}/": SCRIPT,
+        # A deleted memory's page shows its tombstone (who deleted it), never what it said.
+        f"/memories/{s.gone_id}/": IMG,
         "/review/memories/": SCRIPT,
         "/notes/review/": SCRIPT,
         admin(""): None,
