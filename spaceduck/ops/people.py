@@ -165,7 +165,7 @@ def _messages(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
 
 def _notes(query: str) -> tuple[QuerySet[Any], Callable[[Any], Hit]]:
     rows = _matching(Note.objects.all(), query, "body").order_by("-id")
-    return rows, lambda n: Hit("notes", n.namespace, n.uid, n.body)
+    return rows, lambda n: Hit("notes", n.namespace, n.client_id, n.body)
 
 
 _SOURCES: dict[str, Callable[[str], tuple[QuerySet[Any], Callable[[Any], Hit]]]] = {
