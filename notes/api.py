@@ -311,7 +311,8 @@ def list_notes(
     return {"notes": notes_out(list(notes))}
 
 
-@router.get("/{note_id}", response={200: NoteOut, **READ_ERRORS})
+# 409: several of the token's namespaces use the id, and none is its first owner.
+@router.get("/{note_id}", response={200: NoteOut, **error_responses(401, 403, 404, 409, 422)})
 def get_note(
     request: HttpRequest,
     note_id: Annotated[NoteId, Path(...)],
