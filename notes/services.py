@@ -37,6 +37,7 @@ MAX_AUTHOR_LENGTH = 255
 MAX_TAG_LENGTH = 100
 MAX_TAGS = 100
 MAX_SUPERSEDES = 100
+SAVE_ATTEMPTS = 3  # see save_note_outcome
 
 # Existing notes of a kind enter the index when search is enabled for it; the
 # triggers of migration 0002 index every later note of that kind.
@@ -255,28 +256,35 @@ def save_note_outcome(
     target_uids = _check_supersedes(supersedes)
     if uid in target_uids:
         raise InvalidInput(f"note {uid!r} cannot supersede itself")
-    try:
-        # IMMEDIATE transactions take the write lock at BEGIN, so "look up, else
-        # insert" is one step for every process sharing the database file.
-        with transaction.atomic():
-            return _save_once(uid, fields, target_uids)
-    except IntegrityError:
-        # A writer without the IMMEDIATE lock lost the race on the unique key: the
-        # namespace's note of that id (and only its edges) stands; if another
-        # namespace's writer took the bare id, this note takes its namespace's key.
-        with transaction.atomic():
-            return _save_once(uid, fields, target_uids)
+    # IMMEDIATE transactions take the write lock at BEGIN, so "look up, else insert" is
+    # one step for every process sharing the SQLite file. Elsewhere a writer may lose the
+    # race on the unique key: the namespace's note of that id (and only its edges) then
+    # stands, found by the next attempt. An attempt can lose on the bare id (another
+    # namespace took it: the next one takes the qualified key) and then on the qualified
+    # key (a racer of the same namespace took it): the third finds that racer's note.
+    for attempt in range(SAVE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _save_once(uid, fields, target_uids)
+        except IntegrityError:
+            if attempt == SAVE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _save_once(uid: str, fields: dict[str, Any], target_uids: list[str]) -> SavedNote:
     # The id is looked up in the note's namespace only: another namespace's note of
     # the same id is neither returned nor told of (this one takes a qualified key).
+    # One read of both keys, so "is it ours, else is the bare id taken" is one snapshot:
+    # a racer of the same namespace that commits in between fails on the unique key and
+    # the retry finds its note, instead of a second note taking the qualified key.
     canonical = fields["namespace"]
-    stored = notes_with_id(uid, [canonical])
-    if stored:
-        return SavedNote(stored[0], created=False)
+    rows = list(Note.objects.filter(uid__in=client_keys(canonical, uid)))
+    own = [note for note in rows if note.namespace == canonical]
+    if own:
+        return SavedNote(own[0], created=False)
     targets = _supersession_targets(target_uids, namespace=canonical)
-    key = namespaced_key(canonical, uid) if Note.objects.filter(uid=uid).exists() else uid
+    key = namespaced_key(canonical, uid) if rows else uid
     note = Note.objects.create(uid=key, **fields)
     NoteSupersession.objects.bulk_create(
         NoteSupersession(note=note, target=target, created_at=note.created_at) for target in targets

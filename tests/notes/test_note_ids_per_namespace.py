@@ -260,3 +260,22 @@ def test_export_and_import_keep_both_notes(
     assert bob.get(f"/api/notes/{ID}").json()["body"] == "bob's words"
     assert post(bob, BOB, "again").status_code == 200  # still Bob's own id
     assert Note.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racers_of_two_namespaces_on_one_id_get_one_note_each() -> None:
+    from notes.services import save_note
+    from tests.notes.test_note_races import run_in_threads
+
+    namespaces = [ALICE, BOB] * 4
+
+    def save(racer: int) -> tuple[str, str]:
+        note = save_note(namespaces[racer], f"from {racer}", id="race")
+        return note.namespace, note.body
+
+    results = run_in_threads(save, len(namespaces))
+    assert not [r for r in results if isinstance(r, Exception)], results
+    stored = {note.namespace: note.body for note in Note.objects.all()}
+    assert len(stored) == Note.objects.count() == 2
+    assert set(results) == set(stored.items())  # every racer got its namespace's note
+    assert {note.client_id for note in Note.objects.all()} == {"race"}
