@@ -279,3 +279,12 @@ def test_racers_of_two_namespaces_on_one_id_get_one_note_each() -> None:
     assert len(stored) == Note.objects.count() == 2
     assert set(results) == set(stored.items())  # every racer got its namespace's note
     assert {note.client_id for note in Note.objects.all()} == {"race"}
+
+
+def test_the_longest_id_fits_in_a_second_namespace(alice: Actor, bob: Actor) -> None:
+    longest = "n" * 128  # notes.services.MAX_ID_LENGTH; its qualified key is 146 long
+    assert post(alice, ALICE, "alice's", id=longest).status_code == 201
+    response = post(bob, BOB, "bob's", id=longest)
+    assert response.status_code == 201, response.content
+    assert response.json()["id"] == longest
+    assert bob.get(f"/api/notes/{longest}").json()["body"] == "bob's"
