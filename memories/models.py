@@ -2,44 +2,37 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from typing import ClassVar
 
 from django.db import models
 from django.utils import timezone
 
+from spaceduck.core.ids import client_id_of, client_keys, key_length, namespaced_key
+
 
 def new_id() -> str:
     return uuid.uuid4().hex
 
 
-# A message id belongs to its namespace. A client's id is stored as given while no other
-# namespace holds it; otherwise (and only then) under a key qualified by the namespace:
-# MARK, 16 hex digits of the namespace's SHA-256, MARK, the client's id. MARK is a control
-# character, which a client's id cannot hold (clean_message_id), so the two forms never
-# meet, and a client never learns another namespace uses its id: it gets its own message
-# under the id it chose. Keys are at most 18 + 64 characters.
-KEY_MARK = "\x1f"
-_TAG_LENGTH = 16
-MESSAGE_KEY_LENGTH = 2 + _TAG_LENGTH + 64
+# A message id belongs to its namespace: the rule, shared with notes, is
+# spaceduck.core.ids (stored as given unless another namespace holds it, else under a
+# namespace-qualified key). Keys are at most 18 + 64 characters.
+MESSAGE_KEY_LENGTH = key_length(64)
 
 
 def namespaced_message_key(namespace: str, client_id: str) -> str:
-    tag = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:_TAG_LENGTH]
-    return f"{KEY_MARK}{tag}{KEY_MARK}{client_id}"
+    return namespaced_key(namespace, client_id)
 
 
 def message_keys(namespace: str, client_id: str) -> list[str]:
     """The keys a message of ``namespace`` with the client's id ``client_id`` may have."""
-    return [client_id, namespaced_message_key(namespace, client_id)]
+    return client_keys(namespace, client_id)
 
 
 def client_message_id(key: str) -> str:
     """The id a client gave (or was given) for the message stored under ``key``."""
-    if key.startswith(KEY_MARK):
-        return key[2 + _TAG_LENGTH :]
-    return key
+    return client_id_of(key)
 
 
 class MemoryKind(models.TextChoices):

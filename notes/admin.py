@@ -120,8 +120,16 @@ class NoteStatusForm(forms.ModelForm):
 
 @admin.register(Note)
 class NoteAdmin(ServiceAdmin):
-    list_display = ("uid", "body_preview", "namespace", "kind", "status", "author", "created_at")
-    list_display_links = ("uid", "body_preview")
+    list_display = (
+        "note_id",
+        "body_preview",
+        "namespace",
+        "kind",
+        "status",
+        "author",
+        "created_at",
+    )
+    list_display_links = ("note_id", "body_preview")
     list_filter = ("status", "namespace_kind", NamespaceListFilter)
     search_fields = ("uid", "namespace", "kind", "body", "author")
     show_full_result_count = False
@@ -150,7 +158,7 @@ class NoteAdmin(ServiceAdmin):
                 None,
                 {
                     "fields": (
-                        "uid",
+                        "note_id",
                         "namespace",
                         "kind",
                         "body",
@@ -169,7 +177,7 @@ class NoteAdmin(ServiceAdmin):
         if obj is None:
             return ()
         return (
-            "uid",
+            "note_id",
             "namespace",
             "kind",
             "body",
@@ -193,8 +201,8 @@ class NoteAdmin(ServiceAdmin):
             if change:
                 stored = Note.objects.filter(pk=obj.pk).values_list("status", flat=True).first()
                 if form.cleaned_data["status"] != stored:
-                    services.set_note_status(
-                        obj.uid, form.cleaned_data["status"], by=staff_actor(request)
+                    services.set_status_of(
+                        obj, form.cleaned_data["status"], by=staff_actor(request)
                     )
             else:
                 saved = services.save_note_outcome(
@@ -219,18 +227,22 @@ class NoteAdmin(ServiceAdmin):
     def _set_status(self, request: HttpRequest, queryset: QuerySet[Note], status: str) -> None:
         changed: list[str] = []
         unchanged: list[str] = []
-        for uid, current in list(queryset.values_list("uid", "status")):
-            if current == status:
-                unchanged.append(uid)
+        for note in list(queryset.only("pk", "uid", "status")):
+            if note.status == status:
+                unchanged.append(note.client_id)
                 continue
-            services.set_note_status(uid, status, by=staff_actor(request))
-            changed.append(uid)
+            services.set_status_of(note, status, by=staff_actor(request))
+            changed.append(note.client_id)
         if changed:
             self.message_user(request, f"Now {status}: {some_ids(changed)}.", messages.SUCCESS)
         if unchanged:
             self.message_user(
                 request, f"Already {status}: {some_ids(unchanged)}.", messages.WARNING
             )
+
+    @admin.display(description="id", ordering="uid")
+    def note_id(self, obj: Note) -> str:
+        return obj.client_id  # the id its client chose, not the stored key
 
     @admin.display(description="body")
     def body_preview(self, obj: Note) -> str:
@@ -250,7 +262,9 @@ class NoteAdmin(ServiceAdmin):
 def _note_links(notes: Any) -> str:
     return (
         format_html_join(
-            ", ", '<a href="{}">{}</a> ({})', ((change_url(n), n.uid, n.status) for n in notes)
+            ", ",
+            '<a href="{}">{}</a> ({})',
+            ((change_url(n), n.client_id, n.status) for n in notes),
         )
         or "-"
     )

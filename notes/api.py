@@ -38,6 +38,16 @@ router = Router(tags=["notes"])
 READ_ERRORS = error_responses(401, 403, 404, 422)
 WRITE_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 422)
 
+# Note ids belong to their namespace: a token granted several namespaces that use the
+# same id names the one it means (without it, the id's first owner, or 409 naming them).
+NamespaceOfId = Annotated[
+    ApiNamespace | None,
+    Query(
+        description="The note's namespace, when several of your namespaces use this id "
+        "(default: the only one, or the id's first owner)."
+    ),
+]
+
 # --- Input types: what notes.services checks, as the schema says it (the services'
 # messages answer; these only document).
 _NO_NUL = "^[^\\x00]*$"
@@ -146,7 +156,7 @@ class SearchEnabledOut(OutSchema):
 
 def _note_out(note: Note, supersedes: list[str]) -> dict[str, Any]:
     return {
-        "id": note.uid,
+        "id": note.client_id,  # the id the client chose, not the stored key
         "namespace": note.namespace,
         "kind": note.kind,
         "body": note.body,
@@ -166,16 +176,29 @@ def notes_out(notes: list[Note]) -> list[dict[str, Any]]:
     return [_note_out(note, edges[note.pk]) for note in notes]
 
 
-def visible_note(request: Caller, note_id: str, permission: str | None = "read") -> Note:
+def visible_note(
+    request: Caller,
+    note_id: str,
+    permission: str | None = "read",
+    namespace: str | None = None,
+) -> Note:
     """The note if the token is granted its namespace; otherwise 404, exactly like a
-    missing note, so ids in other namespaces cannot be probed. Then 403 without
-    ``permission`` (None: the caller checks it)."""
+    missing note, so ids in other namespaces cannot be probed (another namespace's note
+    of the same id is never looked at). Then 403 without ``permission`` (None: the
+    caller checks it). ``namespace`` picks among the token's namespaces using the id."""
+    token = request_token(request)
+    scope = None if namespace is None else [services.check_namespace(namespace)]
+    if scope is None and not any(grant.endswith("*") for grant in token.namespaces):
+        scope = list(token.namespaces)
+    candidates = [
+        note
+        for note in services.notes_with_id(note_id, scope)
+        if token.grants_namespace(note.namespace)
+    ]
     try:
-        note = selectors.get_note(note_id)
+        note = services.pick_note(note_id, candidates)
     except NotFound:
-        note = None
-    if note is None or not request_token(request).grants_namespace(note.namespace):
-        raise HttpError(404, f"note {note_id!r} not found")
+        raise HttpError(404, f"note {note_id!r} not found") from None
     if permission is not None:
         require_permission(request, permission)
     return note
@@ -288,20 +311,28 @@ def list_notes(
     return {"notes": notes_out(list(notes))}
 
 
-@router.get("/{note_id}", response={200: NoteOut, **READ_ERRORS})
-def get_note(request: HttpRequest, note_id: Annotated[NoteId, Path(...)]) -> Any:
-    return notes_out([visible_note(request, note_id)])[0]
+# 409: several of the token's namespaces use the id, and none is its first owner.
+@router.get("/{note_id}", response={200: NoteOut, **error_responses(401, 403, 404, 409, 422)})
+def get_note(
+    request: HttpRequest,
+    note_id: Annotated[NoteId, Path(...)],
+    namespace: NamespaceOfId = None,
+) -> Any:
+    return notes_out([visible_note(request, note_id, namespace=namespace)])[0]
 
 
 @router.post("/{note_id}/status", response={200: NoteOut, **WRITE_ERRORS})
 def set_status(
-    request: HttpRequest, note_id: Annotated[NoteId, Path(...)], payload: StatusIn
+    request: HttpRequest,
+    note_id: Annotated[NoteId, Path(...)],
+    payload: StatusIn,
+    namespace: NamespaceOfId = None,
 ) -> Any:
     """Deciding (accepting, rejecting, or reopening a decided note) needs only the
     `approve` permission; other changes need `write`."""
     new_status = services.check_status(payload.status)
-    note = visible_note(request, note_id, None)
+    note = visible_note(request, note_id, None, namespace=namespace)
     needs_approval = services.status_change_needs_approval(note.status, new_status)
     require_permission(request, "approve" if needs_approval else "write")
-    updated = services.set_note_status(note.uid, new_status, by=actor(request))
+    updated = services.set_status_of(note, new_status, by=actor(request))
     return notes_out([updated])[0]

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import uuid
 from typing import ClassVar
+from urllib.parse import urlencode
 
 from django.db import models
 from django.utils import timezone
+
+from spaceduck.core.ids import client_id_of, is_qualified, key_length
+
+# A client's note id is at most this long; its stored key (``uid``) may be namespace-
+# qualified (spaceduck.core.ids), so the column is wider.
+MAX_NOTE_ID_LENGTH = 128
 
 
 class NoteStatus(models.TextChoices):
@@ -20,8 +27,10 @@ def new_uid() -> str:
 
 
 class Note(models.Model):
-    # The integer id is the FTS5 rowid; ``uid`` is the public id callers choose or get.
-    uid = models.CharField(max_length=128, unique=True, default=new_uid)
+    # The integer id is the FTS5 rowid; ``uid`` is the stored key of the public id callers
+    # choose or get (``client_id``): the id itself unless another namespace holds it, then
+    # a key qualified by the namespace (spaceduck.core.ids), so ids belong to namespaces.
+    uid = models.CharField(max_length=key_length(MAX_NOTE_ID_LENGTH), unique=True, default=new_uid)
     namespace = models.CharField(max_length=255, db_index=True)
     # Denormalised namespace kind: note search is enabled per kind, and the FTS
     # triggers read it to decide whether a note is indexed.
@@ -42,7 +51,23 @@ class Note(models.Model):
         ordering: ClassVar = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.uid}: {self.body[:60]}"
+        return f"{self.client_id}: {self.body[:60]}"
+
+    @property
+    def client_id(self) -> str:
+        """The note's id as its client knows it (the API's ``id``)."""
+        return client_id_of(self.uid)
+
+    @property
+    def qualified(self) -> bool:
+        """Whether another namespace held this id first: a by-id URL then names the namespace."""
+        return is_qualified(self.uid)
+
+    @property
+    def page_query(self) -> str:
+        """What a by-id URL of this note adds to name it: its namespace when the id is
+        qualified (an unqualified id's URL stays as it was)."""
+        return f"?{urlencode({'namespace': self.namespace})}" if self.qualified else ""
 
 
 class NoteSupersession(models.Model):

@@ -19,11 +19,12 @@ from notes.services import (
     STATUSES,
     check_namespace,
     check_namespace_kind,
-    check_note_id,
     check_text,
+    note_by_id,
 )
-from spaceduck.core.errors import InvalidInput, NotFound
+from spaceduck.core.errors import InvalidInput
 from spaceduck.core.fts import literal_terms, match_terms
+from spaceduck.core.ids import client_id_of
 
 ANY_STATUS = "any"
 MAX_SEARCH_LIMIT = 200
@@ -109,12 +110,9 @@ def _apply_read_contract(
     return queryset
 
 
-def get_note(id: str) -> Note:
-    uid = check_note_id(id)
-    note = Note.objects.filter(uid=uid).first()
-    if note is None:
-        raise NotFound(f"note {uid!r} not found")
-    return note
+def get_note(id: str, namespace: str | None = None) -> Note:
+    """The note with the client's id ``id`` (in ``namespace``: see services.note_by_id)."""
+    return note_by_id(id, namespace)
 
 
 def list_notes(
@@ -143,7 +141,7 @@ def list_notes(
 
 
 def note_supersedes(notes: Iterable[Note]) -> dict[int, list[str]]:
-    """For each note's pk, the uids of the notes it supersedes (in edge order)."""
+    """For each note's pk, the client ids of the notes it supersedes (in edge order)."""
     ids = [note.pk for note in notes]
     result: dict[int, list[str]] = {pk: [] for pk in ids}
     for start in range(0, len(ids), LOAD_BATCH):
@@ -153,7 +151,7 @@ def note_supersedes(notes: Iterable[Note]) -> dict[int, list[str]]:
             .values_list("note_id", "target__uid")
         )
         for note_id, target_uid in edges:
-            result[note_id].append(target_uid)
+            result[note_id].append(client_id_of(target_uid))
     return result
 
 

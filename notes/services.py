@@ -14,21 +14,31 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from notes.models import Note, NoteSearchKind, NoteStatus, NoteSupersession, new_uid
+from notes.models import (
+    MAX_NOTE_ID_LENGTH,
+    Note,
+    NoteSearchKind,
+    NoteStatus,
+    NoteSupersession,
+    new_uid,
+)
 from spaceduck.core import credentials
 from spaceduck.core.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from spaceduck.core.ids import KEY_MARK, client_keys, namespaced_key
 from spaceduck.core.limits import check_json_value, check_size, utf8_size
 from spaceduck.core.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
 
 STATUSES: tuple[str, ...] = tuple(NoteStatus.values)
-MAX_ID_LENGTH = 128
+MAX_ID_LENGTH = MAX_NOTE_ID_LENGTH
 MAX_KIND_LENGTH = 100
 MAX_AUTHOR_LENGTH = 255
 MAX_TAG_LENGTH = 100
 MAX_TAGS = 100
 MAX_SUPERSEDES = 100
+SAVE_ATTEMPTS = 3  # see save_note_outcome
 
 # Existing notes of a kind enter the index when search is enabled for it; the
 # triggers of migration 0002 index every later note of that kind.
@@ -245,32 +255,44 @@ def save_note_outcome(
     )
     # A note is knowledge its writer asks to keep: a credential is refused, never marked.
     credentials.screened("note", fields)
-    canonical = fields["namespace"]
     uid = new_uid() if id is None else check_note_id(id)
     target_uids = _check_supersedes(supersedes)
     if uid in target_uids:
         raise InvalidInput(f"note {uid!r} cannot supersede itself")
-    try:
-        # IMMEDIATE transactions take the write lock at BEGIN, so "look up, else
-        # insert" is one step for every process sharing the database file.
-        with transaction.atomic():
-            stored = Note.objects.filter(uid=uid).first()
-            if stored is not None:
-                return SavedNote(_stored_note(stored, namespace=canonical), created=False)
-            targets = _supersession_targets(target_uids, namespace=canonical)
-            note = Note.objects.create(uid=uid, **fields)
-            NoteSupersession.objects.bulk_create(
-                NoteSupersession(note=note, target=target, created_at=note.created_at)
-                for target in targets
-            )
-            return SavedNote(note, created=True)
-    except IntegrityError:
-        # A writer without the IMMEDIATE lock lost the race on the unique uid:
-        # the winner's note (and only its edges) stands.
-        stored = Note.objects.filter(uid=uid).first()
-        if stored is None:
-            raise
-        return SavedNote(_stored_note(stored, namespace=canonical), created=False)
+    # IMMEDIATE transactions take the write lock at BEGIN, so "look up, else insert" is
+    # one step for every process sharing the SQLite file. Elsewhere a writer may lose the
+    # race on the unique key: the namespace's note of that id (and only its edges) then
+    # stands, found by the next attempt. An attempt can lose on the bare id (another
+    # namespace took it: the next one takes the qualified key) and then on the qualified
+    # key (a racer of the same namespace took it): the third finds that racer's note.
+    for attempt in range(SAVE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _save_once(uid, fields, target_uids)
+        except IntegrityError:
+            if attempt == SAVE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _save_once(uid: str, fields: dict[str, Any], target_uids: list[str]) -> SavedNote:
+    # The id is looked up in the note's namespace only: another namespace's note of
+    # the same id is neither returned nor told of (this one takes a qualified key).
+    # One read of both keys, so "is it ours, else is the bare id taken" is one snapshot:
+    # a racer of the same namespace that commits in between fails on the unique key and
+    # the retry finds its note, instead of a second note taking the qualified key.
+    canonical = fields["namespace"]
+    rows = list(Note.objects.filter(uid__in=client_keys(canonical, uid)))
+    own = [note for note in rows if note.namespace == canonical]
+    if own:
+        return SavedNote(own[0], created=False)
+    targets = _supersession_targets(target_uids, namespace=canonical)
+    key = namespaced_key(canonical, uid) if rows else uid
+    note = Note.objects.create(uid=key, **fields)
+    NoteSupersession.objects.bulk_create(
+        NoteSupersession(note=note, target=target, created_at=note.created_at) for target in targets
+    )
+    return SavedNote(note, created=True)
 
 
 def note_write_check(
@@ -325,19 +347,50 @@ def _note_fields(
     }
 
 
-def _stored_note(stored: Note, *, namespace: str) -> Note:
-    # Replaying a save is idempotent, but an id taken in another namespace must
-    # not hand that namespace's note to the caller.
-    if stored.namespace != namespace:
-        raise Conflict(f"note id {stored.uid!r} is already used; choose another id")
-    return stored
+def notes_with_id(id: str, namespaces: Iterable[str] | None = None) -> list[Note]:
+    """The notes whose client's id is ``id``, in ``namespaces`` (None: in any namespace),
+    the one stored under the bare id first (the id's first owner), then oldest first.
+    With namespaces, one indexed read of their keys; without, the qualified keys are found
+    by their suffix (only ids used in several namespaces have them)."""
+    uid = check_note_id(id)
+    if namespaces is not None:
+        scope = list(namespaces)
+        keys = {key for namespace in scope for key in client_keys(namespace, uid)}
+        rows = Note.objects.filter(uid__in=keys, namespace__in=scope)
+    else:
+        suffix = f"{KEY_MARK}{uid}"
+        rows = Note.objects.filter(Q(uid=uid) | Q(uid__startswith=KEY_MARK, uid__endswith=suffix))
+    # SQLite's LIKE ignores ASCII case: keep exact matches only.
+    found = [note for note in rows.order_by("created_at", "id") if note.client_id == uid]
+    return sorted(found, key=lambda note: note.qualified)
+
+
+def note_by_id(id: str, namespace: str | None = None) -> Note:
+    """The note with the client's id ``id``: the one of ``namespace`` if given; else the
+    one stored under the bare id, or the only one. NotFound when there is none; Conflict,
+    naming the namespaces to choose from, when several namespaces qualify the id."""
+    scope = None if namespace is None else [check_namespace(namespace)]
+    return pick_note(id, notes_with_id(id, scope))
+
+
+def pick_note(id: str, candidates: list[Note]) -> Note:
+    """The note an id without a namespace names among ``candidates`` (notes_with_id's
+    order, already limited to what the caller may read)."""
+    if not candidates:
+        raise NotFound(f"note {id!r} not found")
+    if len(candidates) == 1 or not candidates[0].qualified:
+        return candidates[0]
+    namespaces = ", ".join(repr(note.namespace) for note in candidates)
+    raise Conflict(f"note id {id!r} is used in namespaces {namespaces}; name the namespace")
 
 
 def _supersession_targets(uids: list[str], *, namespace: str) -> list[Note]:
     """The notes named by ``uids``, all of which must live in ``namespace``."""
     if not uids:
         return []
-    found = {n.uid: n for n in Note.objects.filter(uid__in=uids, namespace=namespace)}
+    keys = [key for uid in uids for key in client_keys(namespace, uid)]
+    rows = Note.objects.filter(uid__in=keys, namespace=namespace)
+    found = {n.client_id: n for n in rows}
     missing = [uid for uid in uids if uid not in found]
     if missing:
         # One message for "missing" and "in another namespace": a note may only
@@ -350,20 +403,32 @@ def _supersession_targets(uids: list[str], *, namespace: str) -> list[Note]:
     return [found[uid] for uid in uids]
 
 
-def set_note_status(id: str, status: str, by: str) -> Note:
-    """The only mutation of a note: its status, recording who changed it and when."""
-    uid = check_note_id(id)
+def set_note_status(id: str, status: str, by: str, *, namespace: str | None = None) -> Note:
+    """The only mutation of a note: its status, recording who changed it and when. The
+    note is named by its client's id (and namespace, see note_by_id)."""
+    check_note_id(id)
+    new_status, by = _status_change(status, by)
+    return set_status_of(note_by_id(id, namespace), new_status, by)
+
+
+def set_status_of(note: Note, status: str, by: str) -> Note:
+    """set_note_status for a note the caller has already found (and may change)."""
+    new_status, by = _status_change(status, by)
+    with transaction.atomic():
+        updated = Note.objects.filter(pk=note.pk).update(
+            status=new_status, status_by=by, status_at=timezone.now()
+        )
+        if not updated:
+            raise NotFound(f"note {note.client_id!r} not found")
+        return Note.objects.get(pk=note.pk)
+
+
+def _status_change(status: str, by: str) -> tuple[str, str]:
     new_status = check_status(status)
     by = check_text(by, field="by", max_length=MAX_AUTHOR_LENGTH)
     if not by.strip():
         raise InvalidInput("by must name who changes the status")
-    with transaction.atomic():
-        updated = Note.objects.filter(uid=uid).update(
-            status=new_status, status_by=by, status_at=timezone.now()
-        )
-        if not updated:
-            raise NotFound(f"note {uid!r} not found")
-        return Note.objects.get(uid=uid)
+    return new_status, by
 
 
 # --- search -------------------------------------------------------------------

@@ -176,15 +176,21 @@ def enable_search(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(back)
 
 
+def _namespace_param(request: HttpRequest) -> str | None:
+    # A by-id page names the namespace only when the id is used in several.
+    return request.GET.get("namespace") or None
+
+
 # --- A note's page -----------------------------------------------------------------
 
 
 @staff_member_required
 @require_GET
 def note_detail(request: HttpRequest, uid: str) -> HttpResponse:
-    """One note: its fields, what it supersedes and what supersedes it."""
+    """One note: its fields, what it supersedes and what supersedes it. ``?namespace=``
+    names the note when several namespaces use its id (services.note_by_id)."""
     try:
-        note = selectors.get_note(uid)
+        note = selectors.get_note(uid, _namespace_param(request))
     except ServiceError as error:
         missing = {"uid": uid, "message": str(error)}
         return render(request, "notes/missing.html", missing, status=error.status_code)
@@ -219,11 +225,13 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
         message = "status must be accepted or rejected"
         return HttpResponseBadRequest(message, content_type="text/plain")
     try:
-        note: Note = services.set_note_status(uid, status, by=_actor(request))
+        note: Note = services.set_note_status(
+            uid, status, by=_actor(request), namespace=_namespace_param(request)
+        )
     except ServiceError as error:
         return HttpResponse(str(error), status=error.status_code, content_type="text/plain")
     if request.htmx:  # type: ignore[attr-defined]
         row = selectors.review_rows([note])[0]
         return render(request, "notes/review.html#note-row", {"row": row})
-    messages.success(request, f"Note {note.uid} {note.status}.")
+    messages.success(request, f"Note {note.client_id} {note.status}.")
     return HttpResponseRedirect(_back(request, reverse("notes:review")))

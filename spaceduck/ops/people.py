@@ -242,7 +242,7 @@ def _message_hit(m: Any, name: str, text: str) -> Hit:
 
 
 def _note_hit(n: Any, name: str, text: str) -> Hit:
-    return Hit("notes", n.namespace, n.uid, text, field=name)
+    return Hit("notes", n.namespace, n.client_id, text, field=name)
 
 
 def _extraction_hit(e: Any, name: str, text: str) -> Hit:

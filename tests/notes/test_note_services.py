@@ -11,7 +11,7 @@ from django.utils import timezone
 from notes.models import Note, NoteSupersession
 from notes.selectors import get_note, list_notes
 from notes.services import save_note, set_note_status
-from spaceduck.core.errors import Conflict, InvalidInput, NotFound
+from spaceduck.core.errors import InvalidInput, NotFound
 
 pytestmark = pytest.mark.django_db
 
@@ -155,10 +155,11 @@ def test_saving_an_existing_id_returns_the_stored_note_unchanged() -> None:
     assert uids(list_notes(NS)) == ["target", "n1"]
 
 
-def test_an_id_used_in_another_namespace_is_a_conflict_not_a_leak() -> None:
+def test_an_id_used_in_another_namespace_is_neither_a_conflict_nor_a_leak() -> None:
+    # Issue 37: a note id belongs to its namespace; the second writer gets its own note.
     save_note("user:bob", "bob's secret", id="shared-id")
-    with pytest.raises(Conflict, match="already used"):
-        save_note(NS, "alice's note", id="shared-id")
+    alice = save_note(NS, "alice's note", id="shared-id")
+    assert (alice.client_id, alice.namespace, alice.body) == ("shared-id", NS, "alice's note")
     assert Note.objects.get(uid="shared-id").namespace == "user:bob"
 
 

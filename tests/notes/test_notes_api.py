@@ -188,10 +188,12 @@ def test_superseding_another_namespaces_note_is_refused_like_a_missing_one() -> 
     assert ids(both.get("/api/notes", {"namespace": "user:bob"})) == ["bob-1"]
 
 
-def test_an_id_taken_in_another_namespace_is_409_and_reveals_nothing(owner: Actor) -> None:
+def test_an_id_taken_in_another_namespace_is_ours_and_reveals_nothing(owner: Actor) -> None:
+    # Issue 37: note ids belong to their namespace (was 409, which confirmed the id).
     save_note("user:bob", "bob's secret", id="taken")
     response = post_note(owner, body="mine", id="taken")
-    assert response.status_code == 409
+    assert response.status_code == 201
+    assert (response.json()["id"], response.json()["namespace"]) == ("taken", NS)
     assert "secret" not in response.content.decode()
     assert "user:bob" not in response.content.decode()
 
