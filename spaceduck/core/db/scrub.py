@@ -35,14 +35,21 @@ def register(purge: Callable[[], None]) -> None:
         _PURGES.append(purge)
 
 
-def forget_after_commit() -> None:
+def forget_after_commit(*, indexes: bool = True) -> None:
     """Once this transaction commits: the registered purges, then a WAL checkpoint.
 
-    Outside a transaction (autocommit) the delete has committed already: they run now.
+    ``indexes=False`` for a delete that touched no indexed row (a fact): the checkpoint
+    alone, without merging the keyword index (84 ms at 100k memories). Outside a
+    transaction (autocommit) the delete has committed already: they run now.
     """
-    if any(func is forget_now for _sids, func, _robust in connection.run_on_commit):
+    asked = {func for _sids, func, _robust in connection.run_on_commit}
+    if forget_now in asked or (not indexes and _checkpoint_now in asked):
         return  # asked for already in this transaction
-    transaction.on_commit(forget_now)
+    transaction.on_commit(forget_now if indexes else _checkpoint_now)
+
+
+def _checkpoint_now() -> None:
+    checkpoint()
 
 
 def forget_now() -> None:
