@@ -115,11 +115,13 @@ def build_context(
     task_id: str | None = None,
     exclude_task_memories: bool | None = None,
     now: datetime | None = None,
+    asked_at: datetime | None = None,
 ) -> ContextResult:
     """The memory block and history for the next turn of ``thread_id``.
 
     Budgets default to SPACEDUCK_CONTEXT_MEMORY_BUDGET (2000) and
-    SPACEDUCK_CONTEXT_HISTORY_BUDGET (4000) estimated tokens.
+    SPACEDUCK_CONTEXT_HISTORY_BUDGET (4000) estimated tokens. ``asked_at``: when the
+    question is asked, for its relative dates (a benchmark replaying old conversations).
     """
     namespace = selectors.clean_namespace(namespace)
     if memory_budget is None:
@@ -152,6 +154,7 @@ def build_context(
                 source_task_id=task_id or None,
                 exclude_task_memories=exclude_task_memories,
                 now=now,
+                asked_at=asked_at,
             )
         )
     constraints = (

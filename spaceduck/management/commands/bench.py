@@ -18,6 +18,7 @@ BENCHMARKS = {
     "ingest": "spaceduck.ops.benchmarks.ingest",
     "load": "spaceduck.ops.benchmarks.load",
     "locomo": "spaceduck.ops.benchmarks.locomo",
+    "longmemeval": "spaceduck.ops.benchmarks.longmemeval",
     "mcp": "spaceduck.ops.benchmarks.mcp",
     "pages": "spaceduck.ops.benchmarks.pages",
     "recall": "spaceduck.ops.benchmarks.recall",
