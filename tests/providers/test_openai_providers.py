@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from spaceduck.core.providers import get_chat, get_embedder, reset_providers
 from spaceduck.core.providers.chat.base import Arbitration
+from spaceduck.core.providers.chat.heuristic import HeuristicChat
 from spaceduck.core.providers.chat.openai import ARBITRATION_SCHEMA, SUMMARY_SCHEMA, OpenAIChat
 from spaceduck.core.providers.embeddings.openai import OpenAIEmbedder
 from spaceduck.core.providers.errors import ProviderError
@@ -408,3 +409,103 @@ def test_arbitrate_may_answer_unsure(fake_openai: FakeOpenAI) -> None:
     )
     assert result == Arbitration(verdict="unsure", reason="May be a joke.")
     assert "unsure" in ARBITRATION_SCHEMA["properties"]["verdict"]["enum"]
+
+
+# --- chat: plain text ---------------------------------------------------------------------------
+def test_complete_text_sends_a_plain_request_and_returns_the_stripped_reply(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.set_chat_handler(lambda request: "  To: " + request["messages"][-1]["content"])
+
+    reply = make_chat(fake_openai).complete_text(user="What day is it?", system="Be brief.")
+
+    assert reply == "To: What day is it?"
+    (request,) = fake_openai.requests
+    body = request.json
+    assert request.path == "/v1/chat/completions"
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What day is it?"},
+    ]
+    assert body["model"] == "test-chat"
+    assert body["temperature"] == 0
+    assert body["n"] == 1
+    assert "response_format" not in body
+    assert "max_tokens" not in body  # unset: left out, not sent as null
+
+
+def test_complete_text_without_system_sends_only_the_user_message(fake_openai: FakeOpenAI) -> None:
+    fake_openai.set_chat_handler(lambda request: "ok")
+
+    make_chat(fake_openai).complete_text(user="Hello")
+
+    assert fake_openai.requests[0].json["messages"] == [{"role": "user", "content": "Hello"}]
+
+
+def test_complete_text_model_and_max_tokens_apply_to_that_call_only(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.set_chat_handler(lambda request: "yes")
+    chat = make_chat(fake_openai)
+
+    assert chat.complete_text(user="Judge this.", max_tokens=10, model="judge-model") == "yes"
+    chat.complete_text(user="Again.")
+
+    first, second = (r.json for r in fake_openai.requests)
+    assert (first["model"], first["max_tokens"]) == ("judge-model", 10)
+    assert second["model"] == "test-chat"
+    assert "max_tokens" not in second
+    assert chat.model == "test-chat"
+
+
+def test_complete_text_accepts_a_reply_cut_at_the_max_tokens_it_asked_for(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.enqueue("chat", content="Yes, the response is cor", finish_reason="length")
+
+    reply = make_chat(fake_openai).complete_text(user="Judge this.", max_tokens=10)
+
+    assert reply == "Yes, the response is cor"
+
+
+def test_complete_text_without_max_tokens_rejects_a_cut_reply(fake_openai: FakeOpenAI) -> None:
+    fake_openai.enqueue("chat", content="The answer is", finish_reason="length")
+
+    with pytest.raises(ProviderError, match="cut off"):
+        make_chat(fake_openai).complete_text(user="Question?")
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        pytest.param(
+            {"status": 500, "body": {"error": {"message": "boom"}}}, "HTTP 500: boom", id="http-500"
+        ),
+        pytest.param({"refusal": "I cannot help with that."}, "refused", id="refusal"),
+        pytest.param({"content": "   "}, "the answer is empty", id="empty"),
+        pytest.param(
+            {"content": "", "finish_reason": "length"},
+            "empty (cut off at max_tokens)",
+            id="empty-and-cut",
+        ),
+        pytest.param(
+            {"content": "x", "finish_reason": "content_filter"}, "content filter", id="filtered"
+        ),
+        pytest.param({"body": {"id": "x", "choices": []}}, "no choices", id="no-choices"),
+    ],
+)
+def test_complete_text_raises_provider_error_naming_the_model_used(
+    fake_openai: FakeOpenAI, reply: dict[str, Any], message: str
+) -> None:
+    fake_openai.enqueue("chat", **reply)
+
+    with pytest.raises(ProviderError) as caught:
+        make_chat(fake_openai).complete_text(user="Judge this.", max_tokens=10, model="judge-model")
+
+    assert message in str(caught.value)
+    assert "model judge-model at" in str(caught.value)
+
+
+def test_heuristic_chat_has_no_model_for_plain_text() -> None:
+    with pytest.raises(ProviderError, match="no model to answer in free text"):
+        HeuristicChat().complete_text(user="What day is it?")

@@ -46,3 +46,18 @@ class ChatProvider(Protocol):
         under the ``system`` instructions. ProviderError on failure, and always for a
         provider without a model (``has_model`` false)."""
         ...
+
+    def complete_text(
+        self,
+        *,
+        user: str,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> str:
+        """The model's plain-text reply to ``user`` (stripped), at temperature 0.
+
+        ``model`` overrides the configured model for this call; with ``max_tokens`` a
+        reply cut at that limit is still returned. ProviderError on failure, and always
+        for a provider without a model (``has_model`` false)."""
+        ...

@@ -13,8 +13,8 @@ repeats, cut to ``max_words``. It never rephrases, so it never invents.
    work(s) at/for, prefer(s)) and neither value contains the other:
    "I live in Paris" vs "I live in Tokyo".
 
-It has no model, so ``complete_json`` refuses (``has_model`` is false): the
-offline classification rules are extraction logic and live in
+It has no model, so ``complete_json`` and ``complete_text`` refuse (``has_model``
+is false): the offline classification rules are extraction logic and live in
 ``memories.extraction.rules``, which ``memories.extraction.classify.classify``
 uses for this provider.
 
@@ -99,6 +99,19 @@ class HeuristicChat:
         self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
         raise ProviderError(f"the heuristic chat provider has no model to answer {schema_name!r}")
+
+    def complete_text(
+        self,
+        *,
+        user: str,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> str:
+        raise ProviderError(
+            "the heuristic chat provider has no model to answer in free text; "
+            "set SPACEDUCK_CHAT_PROVIDER=openai"
+        )
 
 
 # --- summarize helpers -------------------------------------------------------------

@@ -4,6 +4,9 @@ Every job is a ``json_schema`` structured-output call (``complete_json``), and
 the answer is checked again here: compatible servers often ignore the schema,
 so a missing key or an off-list verdict must fail loudly as ProviderError
 rather than flow into the data. The client never retries; the task queue does.
+
+``complete_text`` is the one plain-text call: benchmarks that have a model answer
+questions and a judge model grade the answers (``bench longmemeval --answer``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 import openai
 from django.core.exceptions import ImproperlyConfigured
+from openai.types.chat import ChatCompletionMessageParam
 
 from spaceduck.core.providers.chat.base import Arbitration
 from spaceduck.core.providers.embeddings.openai import describe_openai_error
@@ -147,22 +151,62 @@ class OpenAIChat:
             raise self._error(f"{schema_name} answer {problem}")
         return answer
 
-    def _content(self, response: Any) -> str:
+    # --- plain text --------------------------------------------------------------------
+    def complete_text(
+        self,
+        *,
+        user: str,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> str:
+        """The model's plain-text reply to ``user``, stripped; ProviderError on failure.
+
+        ``model`` replaces ``self.model`` for this call only (a judge model grading
+        another model's answers). With ``max_tokens`` set, a reply cut at that limit
+        (finish_reason ``length``) is still returned: the caller asked for at most that
+        many tokens, and cut text, unlike cut JSON, is still usable. LongMemEval's judge
+        depends on it: it allows 10 tokens and only looks for "yes" in the reply. Without
+        ``max_tokens`` a cut reply was cut by a limit nobody chose, and raises as in
+        ``complete_json``.
+        """
+        used = model or self.model
+        messages: list[ChatCompletionMessageParam] = []
+        if system is not None:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": user})
+        # Left out when unset (None would be sent as null): the server's own limit applies.
+        limit: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        try:
+            response = self._client.chat.completions.create(
+                model=used, messages=messages, temperature=0, n=1, **limit
+            )
+        except (openai.OpenAIError, json.JSONDecodeError) as exc:
+            raise self._error(describe_openai_error(exc, self.timeout), model=used) from exc
+        content = self._content(response, allow_length=max_tokens is not None, model=used)
+        return content.strip()
+
+    # --- reading replies -----------------------------------------------------------------
+    def _content(
+        self, response: Any, *, allow_length: bool = False, model: str | None = None
+    ) -> str:
+        """The reply's text, checked; ``allow_length`` accepts text cut at max_tokens."""
         try:
             choice = response.choices[0]
             message = choice.message
         except (AttributeError, IndexError, TypeError) as exc:
-            raise self._error(f"malformed response, no choices ({exc})") from exc
+            raise self._error(f"malformed response, no choices ({exc})", model=model) from exc
         refusal = getattr(message, "refusal", None)
         if refusal:
-            raise self._error(f"the model refused: {refusal}")
-        if choice.finish_reason == "length":
-            raise self._error("the answer was cut off (finish_reason=length)")
+            raise self._error(f"the model refused: {refusal}", model=model)
+        if choice.finish_reason == "length" and not allow_length:
+            raise self._error("the answer was cut off (finish_reason=length)", model=model)
         if choice.finish_reason == "content_filter":
-            raise self._error("the answer was withheld by a content filter")
+            raise self._error("the answer was withheld by a content filter", model=model)
         content = message.content
         if not isinstance(content, str) or not content.strip():
-            raise self._error("the answer is empty")
+            cut = " (cut off at max_tokens)" if choice.finish_reason == "length" else ""
+            raise self._error(f"the answer is empty{cut}", model=model)
         return content
 
     def _parse_object(self, content: str) -> dict[str, Any]:
@@ -174,8 +218,9 @@ class OpenAIChat:
             raise self._error(f"the answer is not a JSON object: {content[:200]!r}")
         return value
 
-    def _error(self, cause: str) -> ProviderError:
-        return ProviderError(f"openai chat failed (model {self.model} at {self.base_url}): {cause}")
+    def _error(self, cause: str, *, model: str | None = None) -> ProviderError:
+        used = model or self.model
+        return ProviderError(f"openai chat failed (model {used} at {self.base_url}): {cause}")
 
 
 def _schema_problem(answer: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
