@@ -52,6 +52,16 @@ class ScriptedModel:
     def arbitrate(self, *, existing: str, candidate: str) -> Arbitration:
         return Arbitration(verdict="consistent", reason="scripted model")
 
+    def complete_text(
+        self,
+        *,
+        user: str,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> str:
+        raise AssertionError(f"unexpected plain-text request: {user[:80]!r}")
+
     def complete_json(
         self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]
     ) -> dict[str, Any]:

@@ -22,6 +22,7 @@ BENCHMARKS = {
     "mcp": "spaceduck.ops.benchmarks.mcp",
     "pages": "spaceduck.ops.benchmarks.pages",
     "recall": "spaceduck.ops.benchmarks.recall",
+    "secondstage": "spaceduck.ops.benchmarks.secondstage",
     "vectors": "spaceduck.ops.benchmarks.vectors",
 }
 

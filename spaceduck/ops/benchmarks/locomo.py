@@ -132,6 +132,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=",".join(FIT_ON),
         help="conversations (sample_id) the second stage is fitted on; the rest are held out",
     )
+    parser.add_argument(
+        "--pools",
+        metavar="FILE",
+        default="",
+        help="write every question's second-stage candidates to FILE, for bench secondstage",
+    )
 
 
 def sample_names(data: list[dict[str, Any]]) -> list[str]:
@@ -190,6 +196,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         str(options["limit"]),
         str(options["fit_on"]),
         "fit" if options["fit"] else "report",
+        str(Path(options["pools"]).resolve()) if options.get("pools") else "",
     ]
     run_child(
         "spaceduck.ops.benchmarks.locomo",
@@ -404,7 +411,9 @@ def last_session_date(rows: list[Turn]) -> datetime | None:
     return max(dates) + timedelta(days=1) if dates else None
 
 
-def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit: bool) -> None:
+def child_main(
+    path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit: bool, pools: str = ""
+) -> None:
     setup_child_django()
     from memories.recall import rerank
     from spaceduck.core.providers import get_embedder
@@ -467,6 +476,8 @@ def child_main(path: str, cutoffs: list[int], limit: int, fit_on: list[str], fit
         f"  in this file: fitted on {', '.join(fitted) or 'none'}; "
         f"held out {', '.join(held_out) or 'none'}{'' if fitted else ' (the whole file)'}"
     )
+    if pools:
+        write_pools(pools, "locomo", asked)
     if fit:
         refit(asked, cutoffs, *split(names, fit_on))
     print(f"turn recall@k: {TURN_RECALL}")
@@ -595,11 +606,22 @@ def rescored_recall(asked: Asked, w: np.ndarray, k: int, metric: str = "turn") -
     return METRICS[metric](asked, [asked.candidates[i][2] for i in order], k)
 
 
+def write_pools(path: str, benchmark: str, asked: dict[str, list[Asked]]) -> None:
+    """Every question's candidates with their features, per mode, for ``bench secondstage``
+    (a pickle: it holds numpy arrays, and only this code writes and reads it)."""
+    import pickle
+
+    with open(path, "wb") as out:
+        pickle.dump({"benchmark": benchmark, "asked": asked}, out, protocol=5)
+    print(f"candidates of {sum(map(len, asked.values()))} questions written to {path}")
+
+
 def write_weights(w: np.ndarray, fit_on: list[str], held_out: list[str]) -> None:
     from memories.recall import rerank
 
     data = {
-        "about": "memories/recall/rerank.py second stage; fitted by manage.py bench locomo --fit",
+        "about": "memories/recall/rerank.py second stage; fitted by manage.py bench secondstage "
+        "--fit (LoCoMo and LongMemEval) or bench locomo --fit (LoCoMo alone)",
         "base": round(float(w[0]), 6),
         "features": {
             name: round(float(v), 6) for name, v in zip(rerank.FEATURES, w[1:], strict=True)
@@ -618,4 +640,5 @@ if __name__ == "__main__":
         int(sys.argv[3]),
         [n for n in sys.argv[4].split(",") if n],
         sys.argv[5] == "fit",
+        sys.argv[6] if len(sys.argv) > 6 else "",
     )

@@ -67,7 +67,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -106,6 +106,7 @@ REQUIRED = (
 # "2023/05/20 (Sat) 02:21"
 _DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
 TURN_K = 10
+CHAT_ENV, ANSWER_ENV = "SPACEDUCK_CHAT_", "SPACEDUCK_BENCH_ANSWER_"
 EMBED_BATCH = 64
 GET_THE_DATA = (
     "LongMemEval is not shipped with spaceduck: its JSON files (longmemeval_s_cleaned.json, "
@@ -290,6 +291,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge-model", default="", help="the judge's model (default: the chat model)"
     )
+    parser.add_argument(
+        "--pools",
+        metavar="FILE",
+        default="",
+        help="write every question's second-stage candidates to FILE, for bench secondstage",
+    )
 
 
 def _cutoffs(text: str) -> list[int]:
@@ -331,7 +338,14 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         from spaceduck.ops.benchmarks.longmemeval_answers import chat_env, require_model
 
         require_model(settings.SPACEDUCK_CHAT, "--judge" if options["judge"] else "--answer")
-        env.update(chat_env(settings.SPACEDUCK_CHAT))
+        # Under other names: the child's memory pipeline keeps the offline classifier, so
+        # the recall figures do not change with --answer (nor cost a model call a message).
+        env.update(
+            {
+                k.replace(CHAT_ENV, ANSWER_ENV): v
+                for k, v in chat_env(settings.SPACEDUCK_CHAT).items()
+            }
+        )
         directory = Path(options["answer"]).resolve()
         directory.mkdir(parents=True, exist_ok=True)
         answer_dir = str(directory)
@@ -344,6 +358,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
         "answer_dir": answer_dir,
         "judge": bool(options["judge"]),
         "judge_model": options["judge_model"],
+        "pools": str(Path(options["pools"]).resolve()) if options["pools"] else "",
     }
     run_child("spaceduck.ops.benchmarks.longmemeval", [json.dumps(config)], stdout, **env)
 
@@ -405,7 +420,7 @@ class PrimedEmbedder:
             out.update(zip(batch, self.embedder.embed(batch), strict=True))
         return out
 
-    def embed(self, texts: list[str]) -> Any:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         if all(t in self.ready for t in texts):
             return np.stack([self.ready[t] for t in texts])
         return self.embedder.embed(texts)
@@ -474,7 +489,7 @@ def store_pipeline(namespace: str, question: Question) -> tuple[dict[int, set[st
     from memories.write.runner import run_extraction
     from memories.write.services import create_thread
 
-    turn_of_message: dict[int, str] = {}
+    turn_of_message: dict[str, str] = {}
     threads: dict[str, str] = {}
     for turn in question.turns:
         if turn.session not in threads:
@@ -597,7 +612,7 @@ def child_main(config: dict[str, Any]) -> None:
 
     embedder = get_embedder()
     ahead = PrimedEmbedder(embedder)
-    dedup.get_embedder = lambda: ahead  # type: ignore[attr-defined]
+    dedup.get_embedder = lambda: ahead  # type: ignore[assignment,return-value]
     cutoffs, modes = list(config["cutoffs"]), list(config["modes"])
     top_k = max([*cutoffs, TURN_K])
     answers = _answerers(config, modes)
@@ -638,10 +653,21 @@ def child_main(config: dict[str, Any]) -> None:
     bar.close()
     took = time.perf_counter() - started
     report(results, cutoffs, took)
+    if config.get("pools"):
+        from spaceduck.ops.benchmarks.locomo import write_pools
+
+        asked = {mode: [_typed(r) for r in rows] for mode, rows in results.items()}
+        write_pools(config["pools"], "longmemeval", asked)
     for mode, answerer in answers.items():
         print(f"\n=== answers, {mode} mode ===")
         for line in answerer.summary():
             print(line)
+
+
+def _typed(result: Result) -> Asked:
+    """The question's Asked, its ``category`` the index of its type (for splits by type)."""
+    result.asked.category = TYPES.index(result.type) if result.type in TYPES else len(TYPES)
+    return result.asked
 
 
 def _limit() -> int:
@@ -667,12 +693,27 @@ def _ids(path: Path, types: tuple[str, ...]) -> Iterator[str]:
 def _answerers(config: dict[str, Any], modes: list[str]) -> dict[str, Any]:
     if not config["answer_dir"]:
         return {}
-    from spaceduck.core.providers import get_chat
+    import os
+
+    from spaceduck.core.providers.chat.openai import OpenAIChat
     from spaceduck.ops.benchmarks.longmemeval_answers import Answers
 
-    chat = get_chat()
-    judge_model = (config["judge_model"] or chat.model) if config["judge"] else None
-    return {mode: Answers(Path(config["answer_dir"]), mode, chat, judge_model) for mode in modes}
+    def given(name: str) -> str | None:
+        return os.environ.get(ANSWER_ENV + name) or None
+
+    chat = OpenAIChat.from_settings(
+        {
+            "model": given("MODEL"),
+            "base_url": given("BASE_URL"),
+            "api_key": given("API_KEY"),
+            "timeout": float(given("TIMEOUT") or 60.0),
+        }
+    )
+    judge_model = config["judge_model"] or chat.model
+    return {
+        mode: Answers(Path(config["answer_dir"]), mode, chat, judge_model, judge=config["judge"])
+        for mode in modes
+    }
 
 
 # --- The report ----------------------------------------------------------------------------

@@ -60,6 +60,8 @@ def run_child(module: str, args: list[str], stdout: Writer, **env_overrides: str
         assert child.stdout is not None
         for line in child.stdout:
             stdout.write(line)
+            # A file or a pipe buffers: the progress bar must reach a CI log as it moves.
+            getattr(stdout, "flush", lambda: None)()
         if child.wait() != 0:
             raise CommandError(f"{module} failed (exit code {child.returncode}), output above")
 
