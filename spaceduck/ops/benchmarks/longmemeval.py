@@ -770,7 +770,12 @@ def table(label: str, rows: list[Result], cutoffs: list[int]) -> None:
             if name != "overall" and column in ("vector", "keyword"):
                 continue  # per type: the first stage and the final order only
             head = f"  {name[:26]} ({len(part)}) {column}"
-            print(head.ljust(40) + "".join(f"{v:>8.3f}" for v in _cells(part, column, cutoffs)))
+            print(head.ljust(40) + "".join(_cell(v) for v in _cells(part, column, cutoffs)))
+
+
+def _cell(value: float) -> str:
+    """A figure, or "-" where no question had one (turn recall without has_answer turns)."""
+    return f"{'-':>8}" if np.isnan(value) else f"{value:>8.3f}"
 
 
 def updates(rows: list[Result]) -> None:
@@ -781,7 +786,7 @@ def updates(rows: list[Result]) -> None:
             f"knowledge update: the newest answer session ranks above the older ones in "
             f"{share:.3f} of {len(measured)} questions (final column)"
         )
-    updated = [r for r in rows if "new_not_stale" in r.context]
+    updated = [r for r in rows if r.type == "knowledge-update" and "new_not_stale" in r.context]
     if updated:
         parts = {
             key: _mean([float(r.context[key]) for r in updated])
