@@ -394,3 +394,15 @@ def test_secondstage_refuses_a_file_that_is_not_pools(tmp_path: Path) -> None:
     bad.write_text("not a pickle")
     with pytest.raises(CommandError, match="not a pools file"):
         call_command("bench", "secondstage", str(bad))
+
+
+def test_question_weights_let_a_small_benchmark_count_as_much_as_a_large_one() -> None:
+    from memories.recall import rerank
+    from spaceduck.ops.benchmarks.locomo import fit_weights
+
+    cosine = 1 + rerank.FEATURES.index("cosine")  # column 0 is log_base
+    # Nine questions where a high cosine marks the evidence, one where a low one does.
+    many = [pool_question(f"m{n}", [0.1 * i for i in range(12)], evidence_at=11) for n in range(9)]
+    few = [pool_question("f", [0.9 - 0.05 * i for i in range(12)], evidence_at=11)]
+    assert fit_weights([*many, *few])[cosine] > 0
+    assert fit_weights([*many, *few], question_weights=[1.0] * 9 + [30.0])[cosine] < 0

@@ -558,33 +558,47 @@ def _design(asked: Asked) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def _listwise(groups: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray, l2: float) -> float:
+Group = tuple[np.ndarray, np.ndarray, float]  # candidates' rows, target shares, weight
+
+
+def _listwise(groups: list[Group], w: np.ndarray, l2: float) -> float:
     loss = 0.5 * l2 * float(w @ w)
-    for x, target in groups:
+    for x, target, weight in groups:
         z = x @ w
         top = z.max()
-        loss -= float(target @ (z - top)) - float(np.log(np.exp(z - top).sum()))
+        loss -= weight * (float(target @ (z - top)) - float(np.log(np.exp(z - top).sum())))
     return loss
 
 
-def fit_weights(asked: list[Asked], l2: float = 1.0, rounds: int = 100) -> np.ndarray:
+def fit_weights(
+    asked: list[Asked],
+    l2: float = 1.0,
+    rounds: int = 100,
+    question_weights: list[float] | None = None,
+) -> np.ndarray:
     """A listwise model: per question, a softmax over its candidates of [log_base,
     features] . w, fitted (damped Newton, L2) to put the probability on the evidence.
     Returns [w_base, w_features...]. Questions whose evidence is not in the pool teach
-    nothing and are left out."""
-    groups = [(x, y / y.sum()) for x, y in map(_design, asked) if len(y) and y.sum()]
+    nothing and are left out. ``question_weights`` (one per question, default 1) lets a
+    small benchmark count as much as a large one when both are fitted on together."""
+    weights = question_weights or [1.0] * len(asked)
+    groups: list[Group] = [
+        (x, y / y.sum(), weight)
+        for (x, y), weight in zip(map(_design, asked), weights, strict=True)
+        if len(y) and y.sum()
+    ]
     w = np.zeros(groups[0][0].shape[1])
     loss = _listwise(groups, w, l2)
     for _ in range(rounds):
         gradient = l2 * w
         hessian = np.diag(np.full(len(w), l2))
-        for x, target in groups:
+        for x, target, weight in groups:
             z = x @ w
             p = np.exp(z - z.max())
             p /= p.sum()
-            gradient = gradient + x.T @ (p - target)
+            gradient = gradient + weight * (x.T @ (p - target))
             mean = p @ x
-            hessian = hessian + (x * p[:, None]).T @ x - np.outer(mean, mean)
+            hessian = hessian + weight * ((x * p[:, None]).T @ x - np.outer(mean, mean))
         step = np.linalg.solve(hessian, gradient)
         scale = 1.0
         while scale > 1e-4 and _listwise(groups, w - scale * step, l2) > loss:

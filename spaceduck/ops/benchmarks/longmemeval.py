@@ -653,6 +653,7 @@ def child_main(config: dict[str, Any]) -> None:
     bar.close()
     took = time.perf_counter() - started
     report(results, cutoffs, took)
+    print(f"peak memory of the benchmark's process: {_peak_mb():.0f} MB")
     if config.get("pools"):
         from spaceduck.ops.benchmarks.locomo import write_pools
 
@@ -668,6 +669,12 @@ def _typed(result: Result) -> Asked:
     """The question's Asked, its ``category`` the index of its type (for splits by type)."""
     result.asked.category = TYPES.index(result.type) if result.type in TYPES else len(TYPES)
     return result.asked
+
+
+def _peak_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def _limit() -> int:
