@@ -345,7 +345,8 @@ def pool_question(name: str, cosines: list[float], evidence_at: int) -> Asked:
 def write_pools(path: Path, asked: list[Asked]) -> Path:
     import pickle
 
-    path.write_bytes(pickle.dumps({"benchmark": "longmemeval", "asked": {"bare": asked}}))
+    plain = {"bare": [vars(a) for a in asked]}  # as locomo.write_pools writes them
+    path.write_bytes(pickle.dumps({"benchmark": "longmemeval", "asked": plain}))
     return path
 
 

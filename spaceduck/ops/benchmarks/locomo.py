@@ -625,8 +625,10 @@ def write_pools(path: str, benchmark: str, asked: dict[str, list[Asked]]) -> Non
     (a pickle: it holds numpy arrays, and only this code writes and reads it)."""
     import pickle
 
+    # Plain dicts: the child runs as __main__, whose classes a reader cannot import.
+    plain = {mode: [vars(a) for a in rows] for mode, rows in asked.items()}
     with open(path, "wb") as out:
-        pickle.dump({"benchmark": benchmark, "asked": asked}, out, protocol=5)
+        pickle.dump({"benchmark": benchmark, "asked": plain}, out, protocol=5)
     print(f"candidates of {sum(map(len, asked.values()))} questions written to {path}")
 
 
