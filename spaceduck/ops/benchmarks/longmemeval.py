@@ -657,8 +657,8 @@ def child_main(config: dict[str, Any]) -> None:
     if config.get("pools"):
         from spaceduck.ops.benchmarks.locomo import write_pools
 
-        asked = {mode: [_typed(r) for r in rows] for mode, rows in results.items()}
-        write_pools(config["pools"], "longmemeval", asked)
+        pools = {mode: [_typed(r) for r in rows] for mode, rows in results.items()}
+        write_pools(config["pools"], "longmemeval", pools)
     for mode, answerer in answers.items():
         print(f"\n=== answers, {mode} mode ===")
         for line in answerer.summary():
@@ -749,6 +749,7 @@ def report(results: dict[str, list[Result]], cutoffs: list[int], took: float) ->
         for label, part in (("answerable", answerable), ("abstention", abstention)):
             if part:
                 table(label, part, cutoffs)
+        split_by_fit(answerable)
         updates(rows)
 
 
@@ -778,6 +779,28 @@ def table(label: str, rows: list[Result], cutoffs: list[int]) -> None:
                 continue  # per type: the first stage and the final order only
             head = f"  {name[:26]} ({len(part)}) {column}"
             print(head.ljust(40) + "".join(_cell(v) for v in _cells(part, column, cutoffs)))
+
+
+def split_by_fit(rows: list[Result]) -> None:
+    """Hybrid against final apart for the questions the shipped second stage was fitted on
+    and the others (held out), as far as this file holds them (bench secondstage)."""
+    from memories.recall import rerank
+
+    shipped = rerank.weights()
+    fitted_on = set(shipped.fitted_on) if shipped else set()
+    for label, part in (
+        ("fitted on", [r for r in rows if r.asked.conversation in fitted_on]),
+        ("held out", [r for r in rows if r.asked.conversation not in fitted_on]),
+    ):
+        with_turns = [r.asked for r in part if r.asked.evidence]
+        if not with_turns:
+            continue
+        cells = "  ".join(
+            f"{column} turn@{TURN_K} "
+            f"{_mean([turn_recall(a, a.found[column], TURN_K) for a in with_turns]):.3f}"
+            for column in ("hybrid", "final")
+        )
+        print(f"  second stage {label} ({len(with_turns)} questions): {cells}")
 
 
 def _cell(value: float) -> str:
