@@ -110,8 +110,8 @@ CHAT_ENV, ANSWER_ENV = "SPACEDUCK_CHAT_", "SPACEDUCK_BENCH_ANSWER_"
 EMBED_BATCH = 64
 GET_THE_DATA = (
     "LongMemEval is not shipped with spaceduck: its JSON files (longmemeval_s_cleaned.json, "
-    "longmemeval_m_cleaned.json, longmemeval_oracle.json) are published with the GitHub "
-    "repository xiaowu0162/LongMemEval (MIT); pass the path of one"
+    "longmemeval_m_cleaned.json, longmemeval_oracle.json) are linked from the README of the "
+    "GitHub repository xiaowu0162/LongMemEval (MIT); download one and pass its path"
 )
 
 
@@ -275,7 +275,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", default="1,5,10", help="cut-offs for session recall@k")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
     parser.add_argument(
-        "--types", default="", help=f"only these question types (comma-separated: {TYPES})"
+        "--types",
+        default="",
+        help=f"only these question types, comma-separated: {', '.join(TYPES)}",
     )
     parser.add_argument(
         "--answer",
