@@ -125,7 +125,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fit",
         action="store_true",
-        help="fit the second stage on --fit-on and write memories/recall/rerank.json",
+        help="fit the second stage on --fit-on alone and write memories/recall/rerank.json "
+        "(the shipped weights come from bench secondstage --fit, on LoCoMo and LongMemEval)",
     )
     parser.add_argument(
         "--fit-on",
