@@ -22,7 +22,8 @@ active memories and scores them against what must be believed:
   A belief waiting there is not active: it counts against accuracy and as stale until a
   person decides.
 
-``--split heldout`` (~30% of the conversations, by family: phrasings never tuned on) is for
+``--split heldout`` (~30% of the conversations, by family: phrasings never tuned on) and
+``--split fresh`` (families written blind to the rules and to the rest, beliefs_corpus) are for
 reporting; tune on ``--split tune`` only (``--show-errors`` refuses the held-out part). Each
 embedder runs in its own scratch deployment (``--embedders local,hash``); the chat provider
 is the offline rules (``--chat heuristic``) or the OpenAI-compatible endpoint configured by
@@ -42,7 +43,7 @@ from typing import Any
 from spaceduck.ops.benchmarks.beliefs_corpus import Belief, Conversation, conversations
 from spaceduck.ops.benchmarks.scratch import Writer, run_child, setup_child_django
 
-SPLITS = ("tune", "heldout", "all")
+SPLITS = ("tune", "heldout", "fresh", "all")
 # Categories whose must-not beliefs were never meant (not an old value the user changed).
 NEVER_MEANT = frozenset(
     {"sarcasm", "hypothetical", "quoted", "other_person", "passing_state", "code", "fragment"}
@@ -65,7 +66,7 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
     from django.core.management import CommandError
 
     if options["show_errors"] and options["split"] != "tune":
-        raise CommandError("--show-errors is for --split tune only: never tune on heldout")
+        raise CommandError("--show-errors is for --split tune only: never tune on heldout or fresh")
     embedders = [e.strip() for e in str(options["embedders"]).split(",") if e.strip()]
     unknown = sorted(set(embedders) - {"local", "hash"})
     if unknown or not embedders:
@@ -217,7 +218,11 @@ def converse(conversation: Conversation, namespace: str) -> Outcome:
     for session in conversation.sessions:
         thread_id = create_thread(namespace).pk
         for text in session:
-            message_ingest(thread_id, "user", text)
+            # The fresh families write the assistant's turns as "assistant: ..."
+            role, said = (
+                ("assistant", text[11:]) if text.startswith("assistant: ") else ("user", text)
+            )
+            message_ingest(thread_id, role, said)
     rows = list(
         Memory.objects.filter(namespace=namespace, status="active")
         .order_by("id")

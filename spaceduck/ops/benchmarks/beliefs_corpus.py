@@ -13,13 +13,23 @@ part: do not read its misses.
 
 A belief is a list of terms that must all appear in one active memory's content,
 case-insensitive; a term may list alternatives with "|" ("not|no longer").
+
+The ``fresh`` split (``beliefs_fresh.json``, families ``fresh-*``) was written for issue
+"Understanding, not phrase lists" by someone who had seen neither the extraction rules nor
+these families, from a description of the format and of the classes of failure alone. It
+is scored before the rules change and at the end, never in between; it is not part of
+"all". A message starting with "assistant: " there is the assistant's turn.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import islice
+from pathlib import Path
+from typing import Any
 
 Belief = tuple[str, ...]
 
@@ -42,8 +52,10 @@ class Conversation:
 
 
 def split_of(family: str) -> str:
-    """ "heldout" when sha256(family)[0] < 90 (~35%), else "tune"; by id alone, so a family
-    never changes side when others are added."""
+    """ "fresh" for the blind-written families; else "heldout" when sha256(family)[0] < 90
+    (~35%), else "tune"; by id alone, so a family never changes side when others are added."""
+    if family.startswith(FRESH_PREFIX):
+        return "fresh"
     return "heldout" if hashlib.sha256(family.encode("utf-8")).digest()[0] < 90 else "tune"
 
 
@@ -1039,8 +1051,39 @@ FAMILIES: list[Family] = [
 ]
 
 
+FRESH_FILE = Path(__file__).with_name("beliefs_fresh.json")
+FRESH_PREFIX = "fresh-"
+
+
+def _beliefs(value: Any) -> tuple[Belief, ...]:
+    return tuple(tuple(str(term) for term in belief) for belief in value or ())
+
+
+@cache
+def fresh_families() -> tuple[Family, ...]:
+    """The blind-written families of ``beliefs_fresh.json`` (see the module's docstring)."""
+    data = json.loads(FRESH_FILE.read_text(encoding="utf-8"))
+    return tuple(
+        Family(
+            id=str(f["id"]),
+            category=str(f["category"]),
+            sessions=tuple(tuple(str(m) for m in session) for session in f["sessions"]),
+            active=_beliefs(f.get("active")),
+            inactive=_beliefs(f.get("inactive")),
+            complete=bool(f.get("complete", True)),
+            query=str(f.get("query", "")),
+            fillers=tuple({str(k): str(v) for k, v in fill.items()} for fill in f["fillers"]),
+            allowed=_beliefs(f.get("allowed")),
+        )
+        for f in data
+    )
+
+
 def conversations(split: str = "all") -> list[Conversation]:
-    """Every conversation of the split ("tune", "heldout" or "all"), in family order."""
+    """Every conversation of the split ("tune", "heldout", "all" of those two, or "fresh"),
+    in family order."""
+    if split == "fresh":
+        return [c for family in fresh_families() for c in family.conversations()]
     every = [c for family in FAMILIES for c in family.conversations()]
     return every if split == "all" else [c for c in every if c.split == split]
 
