@@ -116,3 +116,36 @@ def test_a_pair_waiting_in_the_conflict_inbox_is_counted_as_asked() -> None:
     assert outcome.asked == 1
     assert not outcome.accurate  # the new belief waits for a person: not active yet
     assert score([outcome])["asked"] == 1
+
+
+def test_the_fresh_part_is_whole_families_apart_from_the_rest() -> None:
+    fresh = conversations("fresh")
+    assert len(fresh) >= 200
+    assert {c.split for c in fresh} == {"fresh"}
+    assert all(c.family.startswith("fresh-") for c in fresh)
+    assert len({c.id for c in fresh}) == len(fresh)
+    assert not {c.id for c in fresh} & {c.id for c in conversations("all")}
+    # Every class of issue "Understanding, not phrase lists" has families of its own.
+    categories = {c.category for c in fresh}
+    assert {"ended_state", "cross_turn_correction", "multi_fact", "time_bound"} <= categories
+    assert all("{" not in t for c in fresh for b in (*c.active, *c.inactive) for t in b)
+    assert all("{" not in m for c in fresh for s in c.sessions for m in s)
+    with pytest.raises(CommandError, match="never tune on heldout or fresh"):
+        call_command("bench", "beliefs", "--split", "fresh", "--show-errors")
+
+
+@pytest.mark.django_db(transaction=True)  # extraction runs on commit, as in the bench
+def test_a_fresh_conversation_gives_the_assistant_its_own_turns() -> None:
+    from memories.models import Message
+    from spaceduck.ops.benchmarks.beliefs import converse
+
+    said = (("I want a table for three.", "assistant: For which day?", "Friday."),)
+    conversation = Conversation("t-0", "fresh-t", "short_answer", said, active=(("Friday",),))
+    converse(conversation, "user:fresh-roles")
+    roles = list(
+        Message.objects.filter(thread__namespace="user:fresh-roles")
+        .order_by("created_at", "id")
+        .values_list("role", "content")
+    )
+    assert [r for r, _ in roles] == ["user", "assistant", "user"]
+    assert roles[1][1] == "For which day?"
