@@ -150,3 +150,22 @@ def test_a_message_refused_as_a_whole_says_why_and_stages_say_what_ran(
     shown = staff_client.get(f"/extractions/{learnt.pk}/").content.decode()
     assert "offline rules" in shown
     assert "llm stage" not in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A uuid's hex whose digit run "45818674124849" passes Luhn: an id, not a card.
+        "987df45818674124849a34b66483dd28-m0",
+        "thread 987df45818674124849a34b66483dd28 covers m0 to m9",
+    ],
+)
+def test_a_digit_run_inside_a_hex_id_is_not_a_card_number(text: str) -> None:
+    assert redact(text) == (text, [])
+
+
+def test_a_card_number_beside_punctuation_is_still_a_card_number() -> None:
+    for text in ("card:4111111111111111.", "(4111 1111 1111 1111)"):
+        redacted, shapes = redact(text)
+        assert "4111" not in redacted
+        assert shapes == ["card_number"]

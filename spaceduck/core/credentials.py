@@ -314,7 +314,9 @@ def _plausible_year_context(text: str, match: re.Match[str]) -> bool:
 
 # --- Card numbers -----------------------------------------------------------------------------
 
-_CARD = re.compile(r"(?<![\d+#.,/-])(?:\d[ -]?){12,18}\d(?![\d.,/-]\d)")
+# Not glued to letters: a digit run inside a hex id ("987df45818674124849a34b6...", a
+# uuid that may pass Luhn) is part of the id, not a card.
+_CARD = re.compile(r"(?<![\dA-Za-z+#.,/-])(?:\d[ -]?){12,18}\d(?![\d.,/-]\d)(?![A-Za-z])")
 _CARD_WORDS = re.compile(
     r"\b(?:card|visa|mastercard|amex|american\s+express|discover|debit|credit|cc|iban|"
     r"account\s+number)\b",
