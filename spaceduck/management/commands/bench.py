@@ -21,6 +21,7 @@ BENCHMARKS = {
     "longmemeval": "spaceduck.ops.benchmarks.longmemeval",
     "mcp": "spaceduck.ops.benchmarks.mcp",
     "pages": "spaceduck.ops.benchmarks.pages",
+    "parse": "spaceduck.ops.benchmarks.parse",
     "recall": "spaceduck.ops.benchmarks.recall",
     "secondstage": "spaceduck.ops.benchmarks.secondstage",
     "vectors": "spaceduck.ops.benchmarks.vectors",
