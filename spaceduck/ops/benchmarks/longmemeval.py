@@ -458,13 +458,11 @@ def primed(
 def store_bare(namespace: str, question: Question) -> tuple[dict[int, set[str]], int]:
     """Every turn through memory_write; memory id -> the turn keys it holds, and how many
     turns left no memory (refused by the gate or the guard)."""
-    from django.conf import settings
-
     from memories.extraction.gate import has_action
     from memories.extraction.types import candidate_from_api
     from memories.write.ingest import memory_write
 
-    limit = int(settings.MAX_MEMORY_CONTENT_CHARS)
+    limit = _limit()
     turns_of: dict[int, set[str]] = defaultdict(set)
     refused = 0
     for turn in question.turns:
