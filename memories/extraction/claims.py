@@ -21,6 +21,17 @@ from dataclasses import dataclass, field
 AFFIRMED, NEGATED, PAST = "affirmed", "negated", "past"
 POLARITIES = (AFFIRMED, NEGATED, PAST)
 USER = "user"
+# How it was said. Only an asserted claim of the user is one of the user's beliefs; a
+# hypothetical ("if I moved to Porto"), a question, a quotation or report ("Rita says ...")
+# is never active on its own; a past state ("used to", "formerly") is an episode with its time.
+ASSERTED, HYPOTHETICAL, QUESTION, REPORTED, PAST_STATE = (
+    "asserted",
+    "hypothetical",
+    "question",
+    "reported",
+    "past",
+)
+MOODS = (ASSERTED, HYPOTHETICAL, QUESTION, REPORTED, PAST_STATE)
 
 # People a sentence can be about instead of the user ("The user's sister lives in Rome").
 RELATIVES = (
@@ -82,7 +93,7 @@ _NEGATIVE = r"hates?|dislikes?|detests?|can't stand|cannot stand"
 
 
 # The Memory columns' lengths (0022), less room in value for " over <other>" x MAX_OTHERS.
-LIMITS = {"subject": 100, "attribute": 120, "value": 150, "polarity": 16}
+LIMITS = {"subject": 100, "attribute": 120, "value": 150, "polarity": 16, "mood": 16}
 OTHER_LIMIT, MAX_OTHERS = 45, 2
 
 
@@ -96,6 +107,17 @@ class Claim:
     polarity: str = AFFIRMED
     # prefers: the other things it was preferred over ("coffee over tea": {"tea"})
     others: frozenset[str] = field(default_factory=frozenset)
+    mood: str = ASSERTED  # see MOODS
+
+    @property
+    def holder(self) -> str:
+        """Whose claim it is: "user", "user's wife", "rita" (the subject column)."""
+        return self.subject
+
+    @property
+    def predicate(self) -> str:
+        """What is claimed of the holder: "live_in", "like:jazz" (the attribute column)."""
+        return self.attribute
 
     def __post_init__(self) -> None:
         # Within the columns (PostgreSQL enforces their lengths; "opinion:<a 1,000-character

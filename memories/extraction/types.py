@@ -58,6 +58,10 @@ class Candidate:
     # doubts it: it is never active on its own, and a memory it would replace is not
     # replaced without a person (the conflict inbox).
     doubt: str = ""
+    # When what it says holds ("until Friday", "for the summer", "since 2019"): past
+    # ``valid_until`` it leaves recall and context (the staleness job marks it stale).
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
 
 @dataclass
