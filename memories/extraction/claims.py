@@ -32,6 +32,9 @@ ASSERTED, HYPOTHETICAL, QUESTION, REPORTED, PAST_STATE = (
     "past",
 )
 MOODS = (ASSERTED, HYPOTHETICAL, QUESTION, REPORTED, PAST_STATE)
+# A claim read from the parse about one thing the holder does, has or is ("about:piano",
+# value "play"): several at once ("plays the piano", "owns a piano"), each ended alone.
+ABOUT = "about:"
 
 # People a sentence can be about instead of the user ("The user's sister lives in Rome").
 RELATIVES = (
@@ -157,6 +160,10 @@ class Claim:
         value leaves another standing ("no longer lives in Berlin" / "lives in Munich")."""
         if not self.same_thing(other) or self.restates(other):
             return False
+        if self.attribute.startswith(ABOUT):
+            # "plays the piano" / "stopped playing the piano", or "gave up the piano" (any
+            # verb, "*"); "plays tennis" beside "watches tennis" is two things.
+            return self.polarity != other.polarity and _same_doing(self.value, other.value)
         if self.polarity == other.polarity:
             return self.polarity == AFFIRMED
         # "is single" (no partner at all) against "is dating Sam"; else the same value.
@@ -168,6 +175,11 @@ class Claim:
 
     def restates(self, other: Claim) -> bool:
         """The same thing with the same value and polarity ("Berlin" and "Berlin, Germany")."""
+        if self.attribute.startswith(ABOUT) and self.same_thing(other):
+            ended = self.polarity != AFFIRMED
+            return self.polarity == other.polarity and (
+                self.value == other.value or (ended and _same_doing(self.value, other.value))
+            )
         return (
             self.same_thing(other)
             and self.polarity == other.polarity
@@ -175,12 +187,17 @@ class Claim:
         )
 
 
+def _same_doing(a: str, b: str) -> bool:
+    """The same verb, or "*" (whatever the holder did with it: "gave up the trumpet")."""
+    return a == b or "*" in (a, b)
+
+
 def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | None:
     """A memory's claim: the one given (the model's), else the rules'. Facts, and episodes
     that end a state; not other events ("moved to Munich" does not replace "moved to
     Berlin": both happened)."""
     if given is not None:
-        return given if kind == "fact" else None
+        return given if kind == "fact" or given.polarity in (NEGATED, PAST) else None
     if kind == "fact":
         return derive(content)
     if kind == "episode":

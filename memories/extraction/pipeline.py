@@ -16,14 +16,16 @@ from collections.abc import Sequence
 
 from django.utils import timezone
 
-from memories.extraction import clauses, firewall, gate, guard, regex
+from memories.extraction import clauses, firewall, gate, guard, regex, understanding
+from memories.extraction.claims import AFFIRMED, NEGATED, claim_of
 from memories.extraction.classify import candidates_from_json
 from memories.extraction.classify_contract import CLASSIFY_PROMPT, CLASSIFY_SCHEMA, SCHEMA_NAME
 from memories.extraction.clause_candidates import refine
 from memories.extraction.reported import doubt_about
 from memories.extraction.rules import reading as rules
+from memories.extraction.rules.build import make_candidate
 from memories.extraction.spelling import read_chat
-from memories.extraction.types import Candidate, Source, Verdict
+from memories.extraction.types import CONFIDENCE, Candidate, Source, Verdict
 from spaceduck.core.failpoints import failpoint
 from spaceduck.core.providers.chat.base import ChatProvider
 from spaceduck.core.providers.errors import ProviderError
@@ -140,6 +142,25 @@ _FILLER = frozenset(
 )
 
 
+def _without_ended_and_replaced(
+    candidates: list[Candidate],
+) -> tuple[list[Candidate], list[Verdict]]:
+    """Drop an ending ("left Google") when the same message says what replaced it ("joined
+    Stripe": works at Stripe): the new value supersedes the old one anyway, and the
+    ending alone would be a second memory of one change."""
+    claims = [claim_of(c.kind, c.content, c.claim) for c in candidates]
+    new = {claim.key for claim in claims if claim is not None and claim.polarity == AFFIRMED}
+    keep: list[Candidate] = []
+    dropped: list[Verdict] = []
+    for candidate, claim in zip(candidates, claims, strict=True):
+        if claim is not None and claim.polarity == NEGATED and claim.key in new:
+            why = "duplicate_candidate: the same message says what replaced it"
+            dropped.append(Verdict(candidate=candidate, decision="rejected", reason=why))
+        else:
+            keep.append(candidate)
+    return keep, dropped
+
+
 def _by_retention(candidates: list[Candidate]) -> tuple[list[Candidate], list[Verdict]]:
     keep = [c for c in candidates if c.retention == "store"]
     dropped = [
@@ -193,6 +214,33 @@ def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
     return candidates
 
 
+def _understood(source: Source, text: str, chat: ChatProvider) -> understanding.Reading:
+    """The parse's statements of a user's message (offline), and the text left to the rules;
+    with a model, the model reads it all (nothing is read here)."""
+    if source.role != "user" or chat.has_model or not text.strip():
+        return understanding.Reading(rest=text)
+    return understanding.read_message(text, timezone.now(), source.before)
+
+
+def _candidates(read: understanding.Reading) -> list[Candidate]:
+    out = []
+    for statement in read.statements:
+        candidate = make_candidate(
+            statement.kind,
+            statement.content,
+            importance="standard",
+            confidence=CONFIDENCE["stated"],
+            tags=[],
+            text=statement.sentence,
+        )
+        candidate.claim = statement.claim
+        candidate.valid_from = statement.validity.valid_from
+        candidate.valid_until = statement.validity.valid_until
+        candidate.stage = "parse"
+        out.append(candidate)
+    return out
+
+
 def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[Verdict]]:
     """The candidates to store (in order) and a verdict for every one that was dropped.
 
@@ -211,14 +259,17 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
         ]
     text = guard.strip_recalled(source.text)
     verdicts: list[Verdict] = []
+    read = _understood(source, text, chat)
+    verdicts += [Verdict(Candidate(kind="", content=""), "fallback", note) for note in read.notes]
+    rest = read.rest
     # Slots are read from the chat spelling repaired ("im jonas", "my nmae is"); values as typed.
-    found = regex.extract(read_chat(text)) if source.role == "user" else []
+    found = regex.extract(read_chat(rest)) if source.role == "user" else []
     failpoint("extraction.before_classify")
-    classified = classify(chat, text=text, role=source.role)
-    merged = _merge(found, classified)
+    classified = classify(chat, text=rest if not chat.has_model else text, role=source.role)
+    merged = _merge(found, [*_candidates(read), *classified])
     if not chat.has_model and source.role == "user":
         # The offline rules' second pass: statements no rule recognised, read by structure.
-        merged = refine(merged + clauses.propose(text, merged, timezone.now()))
+        merged = refine(merged + clauses.propose(rest, merged, timezone.now()))
     candidates, dropped = _by_retention(merged)
     verdicts += dropped
     reason = firewall.screen_message(source)
@@ -229,6 +280,8 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     candidates, gate_verdicts = gate.validate(candidates)
     candidates, guard_verdicts = _guarded(candidates, source)
     candidates, restated = _without_restated(candidates)
+    candidates, replaced = _without_ended_and_replaced(candidates)
+    restated += replaced
     for candidate in candidates:
         candidate.doubt = candidate.doubt or doubt_about(candidate.content, text)
     return candidates, verdicts + gate_verdicts + guard_verdicts + restated

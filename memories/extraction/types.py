@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from memories.extraction.claims import Claim
 
@@ -74,6 +74,9 @@ class Source:
     task_id: str = ""
     skill_id: str = ""
     from_recall: bool = False  # the text was assembled from recalled memories
+    # The conversation before it (memories.extraction.understanding.Before): whom "she"
+    # is, what the assistant asked, what the previous turn said. None: read alone.
+    before: Any = None
 
     @property
     def injection_mode(self) -> InjectionMode:

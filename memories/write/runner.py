@@ -55,8 +55,10 @@ SOURCE_TYPES = {
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     candidate = asdict(verdict.candidate)
-    if candidate.get("occurred_at") is not None:
-        candidate["occurred_at"] = candidate["occurred_at"].isoformat()
+    for name in ("occurred_at", "valid_from", "valid_until"):
+        if candidate.get(name) is not None:
+            candidate[name] = candidate[name].isoformat()
+    candidate.pop("before", None)  # the conversation it was read with: not the candidate's
     claim = verdict.candidate.claim
     candidate["claim"] = claim.as_dict() if claim is not None else None
     return {

@@ -1,0 +1,853 @@
+"""Reading a user's message from its dependency parse: one statement per clause, each with
+its claim (holder, predicate, value, polarity, mood) and its validity.
+
+The rules before this read sentences by pattern, for a fixed list of attributes. Here the
+parse (spaceduck.core.parse) says who the subject is, what the verb and its object are,
+whether the clause is negated, conditional, reported, a question or a past state, what is
+coordinated with what and which phrases are times. So "We live in Leeds with our dog and I
+teach at the primary school" is three statements, "I stopped playing the piano" ends
+"The user plays the piano" whatever the instrument, "my sister drinks rooibos too" is the
+sister's claim with the value "rooibos", and "I'm staying in Lisbon until Sunday" holds
+until Sunday without touching where the user lives.
+
+The reader *owns* a sentence when it understood every clause of it, whatever it then
+keeps (a hypothetical or a question keeps nothing); the rules read the sentences it does
+not own (``Reading.rest``): instructions, introductions, events told in the past, and
+everything it declines. What it cannot parse at all falls back to the rules, with the
+reason kept for the extraction record (``Reading.notes``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memories.extraction.claims import (
+    AFFIRMED,
+    ASSERTED,
+    HYPOTHETICAL,
+    NEGATED,
+    PAST,
+    PAST_STATE,
+    QUESTION,
+    RELATIVES,
+    REPORTED,
+    USER,
+    Claim,
+    derive,
+)
+from memories.extraction.types import SLOTS
+from memories.extraction.validity import Validity, validity_of
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+# Verbs that end what their object or complement names ("gave up the trumpet", "stopped
+# playing the piano", "sold my scooter").
+ENDING = frozenset(
+    {
+        "stop", "quit", "give_up", "sell", "leave", "drop", "ditch", "cancel", "abandon",
+        "pack_in", "trade", "swap", "get_rid_of", "retire_from", "lose",
+        "kick", "go_off",
+    }
+)  # fmt: skip
+# Verbs that hand one thing in for another ("swapped my scooter for a bicycle").
+EXCHANGE = frozenset({"trade", "swap", "exchange", "replace"})
+# A verb whose clause only entertains its complement ("thinking about moving").
+ENTERTAIN = frozenset(
+    {"plan", "consider", "think", "hope", "dream", "wonder", "debate", "contemplate"}
+)
+# Saying or thinking, by someone other than the user: their words, not the user's.
+REPORTING = frozenset(
+    {"say", "think", "tell", "reckon", "believe", "claim", "suggest", "insist", "feel", "want"}
+)
+# Wanting or looking for something: a request, not a fact.
+WANTING = frozenset({"need", "want", "look", "try", "wish", "seek", "search"})
+# Words that make a whole sentence uncertain: the rules hold it loosely (a lower confidence).
+HEDGE_WORDS = frozenset(
+    {"sure", "guess", "suppose", "kind", "sort", "probably", "maybe", "perhaps", "possibly",
+     "think", "believe", "reckon", "apparently", "lol", "haha", "jk", "kidding"}
+)  # fmt: skip
+HABITUAL = frozenset({"always", "never", "usually", "only", "every", "whenever"})
+MOMENT = frozenset({"today", "tonight", "tomorrow", "yesterday", "right", "moment"})
+# Objects that name nothing ("I take it every morning", "I eat everything now").
+VAGUE = frozenset(
+    {"it", "that", "this", "them", "one", "these", "those", "everything", "something",
+     "anything", "nothing", "stuff", "things", "lot"}
+)  # fmt: skip
+HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably"})
+UNSURE_MODALS = frozenset({"might", "may", "could", "would", "'d", "should"})
+# Words that say nothing about what is claimed ("drinks oolong as well").
+FILLERS = frozenset(
+    {"too", "also", "anyway", "honestly", "really", "just", "basically", "literally", "mostly"}
+)  # fmt: skip
+# Nouns a subject may be the user's by ("my name is ...": the regex stage reads those).
+INTRODUCTION_NOUNS = frozenset(
+    {"name", "email", "e-mail", "number", "phone", "birthday", "pronoun", "address", "age",
+     "password", "passphrase", "pin", "passcode", "key", "token", "secret", "login"}
+)  # fmt: skip
+# A place or affiliation said with one of these prepositions has one value at a time.
+FUNCTIONAL_PREPS = frozenset({"in", "at", "for"})
+# One meaning, one predicate: the names the attribute readers (claims.derive) use.
+FOLDED = {
+    "live_in": "location", "reside_in": "location", "base_in": "location",
+    "work_at": "employer", "work_for": "employer", "own": "have", "get": "have",
+}  # fmt: skip
+# Living or being somewhere with someone or something ("live in Leeds with our dog").
+COMPANION_VERBS = frozenset({"live", "be", "stay", "move", "settle", "share"})
+STATIVE = frozenset(
+    {"live", "work", "teach", "study", "stay", "be", "have", "own", "play", "like", "love"}
+)
+_SPACE = re.compile(r"\s+")
+# The people a user's noun can name ("my sister", "my colleague"): they hold their own claims.
+RELATION = re.compile(rf"(?:{RELATIVES}|wife|kid|child|baby|parent|partner|mate|pal|flatmate)")
+_EMPTY_BRACKETS = re.compile(r"\s*\(\s*\)|\s*\((?=\s*\w+\s*$)|\s+\)(?=\s)")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One thing a clause says, as a canonical third-person sentence with its claim."""
+
+    content: str
+    claim: Claim | None
+    kind: str = "fact"
+    validity: Validity = field(default_factory=Validity)
+    sentence: str = ""
+
+
+@dataclass
+class Reading:
+    statements: list[Statement] = field(default_factory=list)
+    rest: str = ""  # the sentences the reader did not own, for the rules
+    notes: list[str] = field(default_factory=list)  # why a sentence fell back to the rules
+
+
+@dataclass
+class Before:
+    """The conversation before the message: whom "she" and "he" can be."""
+
+    holders: list[str] = field(default_factory=list)  # other people named, latest last
+
+
+def read_message(text: str, now: datetime, before: Before | None = None) -> Reading:
+    """The statements of a user's message, and what is left for the rules. ``before``'s
+    people grow with the people this message names (for the next message)."""
+    from spaceduck.core.parse import parse
+
+    reading = Reading()
+    people = (before or Before()).holders
+    try:
+        doc = parse(text)
+    except Exception as exc:  # a parser failure must never fail the message
+        reading.rest, reading.notes = text, [f"parser failed ({type(exc).__name__}): rules"]
+        return reading
+    rest: list[str] = []
+    for sentence in doc.sents:
+        statements, declined = _sentence(sentence, now, people)
+        reading.statements += statements
+        rest += declined
+    reading.rest = " ".join(rest)
+    return reading
+
+
+class _Decline(Exception):
+    """The reader does not understand this clause well enough: the rules read it."""
+
+
+def _sentence(
+    sentence: Span, now: datetime, people: list[str]
+) -> tuple[list[Statement], list[str]]:
+    """The statements the sentence's clauses make, and the clauses left to the rules (all
+    of the sentence when the reader understood none of it)."""
+    tokens = list(sentence)
+    text = sentence.text.strip()
+    if not any(t.is_alpha for t in tokens):
+        return [], [text]
+    if _for_the_rules_whole(sentence, text):
+        return [], [text]
+    statements: list[Statement] = []
+    declined: list[Token] = []
+    heads = list(_heads(sentence.root))
+    for head in heads:
+        try:
+            statements += list(_clause(head, now, people, text))
+        except _Decline:
+            declined.append(head)
+        statements += _companions_of(head, people, text)
+    if not statements:
+        return [], [_for_rules(sentence.root, list(sentence))]
+    return statements, [_for_rules(head, _clause_tokens(head)) for head in declined]
+
+
+def _companions_of(head: Token, people: list[str], text: str) -> list[Statement]:
+    """ "live in Leeds with our dog": the dog, whoever reads the rest of the clause."""
+    try:
+        return list(_companions(head, _holder(_subject(head), list(people)), text))
+    except _Decline:
+        return []
+
+
+def _for_the_rules_whole(sentence: Span, text: str) -> bool:
+    """Shapes the rules read better whole: a question (and the statement before it), a list
+    under a heading, a greeting and introduction, chat spelling they repair first."""
+    from memories.extraction.spelling import read_chat
+
+    root = sentence.root
+    lowers = {t.lower_ for t in sentence}
+    return (
+        bool(lowers & (HEDGE_WORDS | INTRODUCTION_NOUNS))
+        or "?" in text
+        or ":" in text
+        or "\n" in text
+        or read_chat(text) != text
+        or any(c.dep_ == "intj" for c in root.children)
+        or root.lower_ in ("hi", "hello", "hey")
+    )
+
+
+def _for_rules(head: Token, tokens: list[Token]) -> str:
+    """A clause's words for the rules, without another person's email or phone in
+    apposition ("my boss Tom (tom@corp.example)": not the user's address)."""
+    drop: set[int] = set()
+    for token in tokens:
+        contact = "@" in token.text or sum(ch.isdigit() for ch in token.text) >= 7
+        if token.dep_ == "appos" and contact and token.head.dep_ != "attr":
+            drop.update(t.i for t in token.subtree)
+    words = [t for t in tokens if t.i not in drop]
+    text = "".join(t.text_with_ws for t in words).strip()
+    text = _EMPTY_BRACKETS.sub("", text) if drop else text
+    subject = _subject(head)
+    if subject is not None and subject.i not in {t.i for t in tokens}:
+        text = f"{subject.text} {text}"  # "... and work at the library": "I work at ..."
+    return text.rstrip(" ,;") + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+def _heads(root: Token) -> Iterator[Token]:
+    """The clause heads: the root, every verb coordinated with it, and a clause spliced in
+    with a comma that has its own subject."""
+    yield root
+    for child in root.children:
+        if (child.dep_ == "conj" and _is_clause(child)) or _spliced(child, root):
+            yield from _heads(child)
+
+
+def _spliced(child: Token, root: Token) -> bool:
+    """A clause with its own subject put before the root with a comma ("I gave up the
+    trumpet, my lungs weren't up to it"), not what someone says or thinks."""
+    return (
+        child.dep_ in ("ccomp", "parataxis")
+        and child.i < root.i
+        and any(c.dep_ == "nsubj" for c in child.children)
+        and root.lemma_ not in REPORTING | ENTERTAIN
+    )
+
+
+def _subject(head: Token) -> Token | None:
+    for child in head.children:
+        if child.dep_ in ("nsubj", "nsubjpass", "expl"):
+            return child
+    if head.dep_ in ("conj", "xcomp") and head.head is not head:
+        return _subject(head.head)
+    return None
+
+
+def _holder(subject: Token | None, people: list[str]) -> str:
+    """Whose claim: "user", "user's sister", "rita"; _Decline when nobody (an instruction,
+    "it", "you")."""
+    if subject is None:
+        raise _Decline
+    lower = subject.lower_
+    if any(c.dep_ == "conj" and c.lower_ in ("i", "me") for c in subject.children):
+        raise _Decline  # "Sam and I are engaged": a couple, the rules' partner readers
+    if lower in ("i", "we"):
+        return USER
+    if lower in ("he", "she", "they") and people:
+        return people[-1]
+    if _a_person(subject):
+        name = _phrase(subject, keep_appos=False)
+        people.append(name.lower())
+        return name.lower()
+    if subject.pos_ == "NOUN" and _owner(subject) == USER:
+        noun = _noun_words(subject)
+        if not RELATION.fullmatch(noun.split()[-1]):
+            raise _Decline  # "my home", "my name": a thing of the user's, the rules' to read
+        holder = f"user's {noun}"
+        people.append(holder)
+        return holder
+    raise _Decline
+
+
+def _a_person(token: Token) -> bool:
+    """A name as people write one: capitalised, and not a place, firm or thing."""
+    return token.pos_ == "PROPN" and token.text[:1].isupper() and token.ent_type_ in ("", "PERSON")
+
+
+def _owner(noun: Token) -> str:
+    for child in noun.children:
+        if child.dep_ == "poss" and child.lower_ in ("my", "our"):
+            return USER
+    return ""
+
+
+def _noun_words(noun: Token) -> str:
+    """The noun with its compounds and adjectives: "best friend", "older sister"."""
+    words = [c.lower_ for c in noun.children if c.dep_ in ("amod", "compound") and c.i < noun.i]
+    return " ".join([*words, noun.lemma_.lower()])
+
+
+def _mood(head: Token, holder_subject: Token | None) -> str:
+    """asserted, hypothetical, question, reported or past, from the clause and above it."""
+    children = list(head.children)
+    deps = {c.dep_ for c in children}
+    lowers = {c.lower_ for c in children}
+    if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in children):
+        return HYPOTHETICAL
+    if any(c.dep_ == "advcl" and _has_if(c) for c in children):
+        return HYPOTHETICAL
+    if lowers & HEDGES or lowers & UNSURE_MODALS:
+        return HYPOTHETICAL
+    if head.lemma_ in ENTERTAIN and deps & {"xcomp", "prep", "ccomp"}:
+        return HYPOTHETICAL
+    parent = head.head
+    if head.dep_ == "ccomp" and parent is not head:
+        speaker = _subject(parent)
+        if parent.lemma_ in REPORTING and (speaker is None or speaker.lower_ != "i"):
+            return REPORTED
+        if parent.lemma_ in ENTERTAIN - {"think"}:
+            return HYPOTHETICAL
+    if head.lemma_ == "use" and any(c.dep_ == "xcomp" for c in children):
+        return PAST_STATE
+    return ASSERTED
+
+
+def _told_in_the_past(head: Token) -> bool:
+    auxiliaries = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
+    return any(t.tag_ == "VBD" for t in [head, *auxiliaries])
+
+
+def _conditional(head: Token) -> bool:
+    """An if-clause, or the clause an if-clause hangs on."""
+    return _has_if(head) or any(c.dep_ == "advcl" and _has_if(c) for c in head.children)
+
+
+def _fronted(head: Token, subject: Token | None) -> bool:
+    """A phrase before the subject that frames the clause ("For hotfixes we ...", "To
+    release the app we ...", "Since 2019 I ..."): the rules read those shapes."""
+    if subject is None:
+        return False
+    return any(
+        c.i < subject.i
+        and c.dep_ in ("prep", "advcl", "npadvmod", "advmod", "dep")
+        and c.lower_ not in ("now", "also", "actually", "still", "honestly")
+        for c in head.children
+    )
+
+
+def _modal(head: Token) -> bool:
+    """A clause with a modal ("would", "'d", "might", "will"): not a plain statement."""
+    return any(t.tag_ == "MD" and t.lower_ not in ("ca", "can") for t in _clause_tokens(head))
+
+
+def _introduces(head: Token) -> bool:
+    """ "I'm Tomasz", "I'm 45": a name or an age after "I am"."""
+    return head.lemma_ == "be" and any(
+        c.dep_ in ("attr", "appos", "npadvmod") and c.pos_ in ("PROPN", "NUM")
+        for c in head.children
+    )
+
+
+def _passing(head: Token) -> bool:
+    """ "I'm really stressed today": a state of the moment, not one to keep."""
+    return any(c.lower_ in MOMENT for c in head.children)
+
+
+def _pronoun_object(head: Token) -> bool:
+    return any(
+        c.dep_ in ("dobj", "pobj", "attr") and c.lower_ in VAGUE
+        for t in [head, *head.children]
+        for c in t.children
+    )
+
+
+def _has_if(clause: Token) -> bool:
+    return any(c.dep_ == "mark" and c.lower_ in ("if", "unless") for c in clause.children)
+
+
+def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterator[Statement]:
+    subject = _subject(head)
+    if head.dep_ == "ROOT" and head.tag_ == "VB" and subject is None:
+        raise _Decline  # an instruction: the rules' procedures
+    if head.lemma_ in WANTING or _passing(head):
+        raise _Decline  # a request, a passing state: the rules'
+    if any(c.dep_ == "dep" for c in head.children):
+        raise _Decline  # a word the parser could not attach: it did not read the clause
+    if _pronoun_object(head):
+        return  # "I take it every morning", "I eat everything": names nothing to keep
+    if _introduces(head) or any(t.lower_ in HABITUAL for t in head.subtree):
+        raise _Decline  # "I'm Tomasz, 45": the regex stage's; "always", "only": procedures
+    if _fronted(head, subject) or _modal(head):
+        raise _Decline  # "For hotfixes we ...": a workflow; "I'd rather": the rules'
+    if any(c.dep_ == "prep" and c.lower_ == "according" for c in head.children):
+        return  # "according to my manager, ...": their word
+    mood = _mood(head, subject)
+    if mood == HYPOTHETICAL and not _conditional(head):
+        raise _Decline  # hedged ("might get a cat"): the rules hold it loosely
+    if mood in (HYPOTHETICAL, QUESTION, REPORTED):
+        return  # understood, and nothing to keep: not the user's belief
+    holder = _holder(subject, people)
+    complement = next((c for c in head.children if c.dep_ == "ccomp"), None)
+    if head.lemma_ in REPORTING and complement is not None:
+        if holder != USER:
+            return  # "my friend thinks I should...": their words
+        yield from _clause(complement, now, people, text)  # "I think I'm allergic to cats"
+        return
+    if mood == PAST_STATE:
+        inner = next(c for c in head.children if c.dep_ == "xcomp")
+        for statement in _read(inner, holder, now, text, PAST):
+            claim = replace(statement.claim, mood=PAST_STATE) if statement.claim else None
+            yield replace(statement, kind="episode", content=render(head, holder), claim=claim)
+        return
+    yield from _read(head, holder, now, text, _polarity(head))
+
+
+def _polarity(head: Token) -> str:
+    for child in head.children:
+        if child.dep_ == "neg":
+            return NEGATED
+        if child.lower_ in ("anymore",) or (
+            child.lower_ == "longer" and any(g.lower_ == "no" for g in child.children)
+        ):
+            return NEGATED
+    for token in head.subtree:
+        if token.lower_ == "anymore" or (token.lower_ == "more" and token.nbor(-1).lower_ == "any"):
+            return NEGATED
+    return AFFIRMED
+
+
+def _lemma(head: Token) -> str:
+    """The verb with its particle: "give_up", "pack_in"."""
+    particles = [c.lower_ for c in head.children if c.dep_ == "prt"]
+    return "_".join([head.lemma_.lower(), *particles])
+
+
+def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> Iterator[Statement]:
+    lemma = _lemma(head)
+    if _told_in_the_past(head) and lemma not in ENDING and polarity != PAST:
+        raise _Decline  # an event told in the past: the rules date episodes
+    validity = validity_of(head, now)
+    if lemma in ENDING:
+        kind = "episode" if _told_in_the_past(head) else "fact"
+        for statement in _ending(head, holder, now, text, validity):
+            ends = statement.claim is not None and statement.claim.polarity == NEGATED
+            yield replace(statement, kind=kind) if ends else statement
+        return
+    obj, _ = _object(head)
+    if obj is not None and any(t.pos_ == "VERB" and t.dep_ == "conj" for t in obj.subtree):
+        raise _Decline  # a verb inside the object: the parse went wrong ("jazz and hate")
+    chain = _conjuncts(obj) + _stray_conjuncts(head) if obj is not None else []
+    variants: list[Token | None] = list(chain) or [None]
+    for variant in variants:
+        content = render(head, holder, obj, variant, chain)
+        claim = _claim(head, holder, lemma, content, polarity, variant)
+        if claim is not None and validity.bounded and claim.attribute in ("location", "employer"):
+            # "living in Madrid until June": a stay, not where the user lives.
+            claim = replace(claim, attribute=f"stay:{claim.attribute}")
+        elif _identity(head, holder, claim):
+            raise _Decline  # the user's identity: the slot readers fill it
+        yield Statement(content, claim, "fact", validity, text)
+
+
+def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
+    """The user's identity said plainly (an identity slot, "I'm a nurse", "I'm in Denver",
+    "I'm hungry"): the regex stage and the rules fill the slots and know which states
+    last; the parse reads the rest (ended, past, bounded, other people's)."""
+    if holder != USER or claim is None or claim.polarity != AFFIRMED:
+        return False
+    subject = _subject(head)
+    if subject is not None and subject.lower_ == "we":
+        return False  # a household's: the readers of "we" take it for a team
+    return claim.attribute in SLOTS or head.lemma_ == "be"
+
+
+def _conjuncts(token: Token) -> list[Token]:
+    """ "peanuts and shellfish": each thing coordinated with the object, the object first."""
+    chain = [token]
+    for child in token.children:
+        if child.dep_ == "conj" and child.pos_ in ("NOUN", "PROPN", "ADJ"):
+            chain += _conjuncts(child)
+    return chain
+
+
+def _stray_conjuncts(head: Token) -> list[Token]:
+    """A bare word the parser coordinated with the verb instead of the object ("allergic to
+    peanuts and shellfish", with "shellfish" read as a verb): one more object."""
+    return [c for c in head.children if c.dep_ == "conj" and not list(c.children)]
+
+
+def _is_clause(token: Token) -> bool:
+    """A coordinated verb that is a clause of its own (it has words of its own); or a word
+    the tagger took for a noun that is a verb by its place ("live in Bristol and work at
+    the library": after "and", a preposition of its own, no article)."""
+    children = list(token.children)
+    if token.pos_ in ("VERB", "AUX"):
+        return bool(children)
+    return (
+        token.pos_ == "NOUN"
+        and token.head.pos_ == "VERB"
+        and any(c.dep_ in ("prep", "dobj") for c in children)
+        and not any(c.dep_ in ("det", "poss", "amod", "compound") for c in children)
+    )
+
+
+def _own(token: Token) -> list[Token]:
+    """A conjunct's words without the conjuncts, commas and "and" after it."""
+    inner = {
+        t.i
+        for c in token.children
+        if c.dep_ in ("conj", "cc", "punct", "preconj")
+        for t in c.subtree
+    }
+    return [t for t in token.subtree if t.i not in inner]
+
+
+def _claim(
+    head: Token, holder: str, lemma: str, content: str, polarity: str, variant: Token | None
+) -> Claim | None:
+    """The attribute readers first (location, employer, opinion, count...: one value at a
+    time), then the clause's own verb and object."""
+    known = derive(content)
+    if known is not None:
+        return (
+            known if known.subject == holder or holder == USER else replace(known, subject=holder)
+        )
+    obj, prep = _object(head)
+    if obj is None:
+        if head.lemma_ == "be":
+            raise _Decline  # "I'm 34", "I'm Sam": the regex stage's
+        return Claim(holder, f"about:{head.lemma_.lower()}", lemma, polarity)
+    value = value_of(variant if variant is not None else obj)
+    if not value:
+        raise _Decline
+    if prep in FUNCTIONAL_PREPS or (head.lemma_ == "be" and prep and "_" not in prep):
+        predicate = f"{head.lemma_.lower()}_{prep}"
+        return Claim(holder, FOLDED.get(predicate, predicate), value, polarity)
+    verb = f"{lemma}_{prep}" if prep else lemma
+    return Claim(holder, f"about:{value}", FOLDED.get(verb, verb), polarity)
+
+
+def _object(head: Token) -> tuple[Token | None, str]:
+    """The clause's object and the preposition that takes it ("" for a direct object)."""
+    children = list(head.children)
+    for child in children:
+        if child.dep_ in ("dobj", "attr", "oprd"):
+            return child, ""
+    for child in children:
+        if child.dep_ == "acomp":
+            inner = next((c for c in child.children if c.dep_ == "prep"), None)
+            if inner is not None:
+                pobj = next((c for c in inner.children if c.dep_ == "pobj"), None)
+                if pobj is not None:
+                    return pobj, f"{child.lower_}_{inner.lower_}"
+            return child, ""
+    for child in children:
+        if child.dep_ == "prep" and child.lower_ not in ("until", "till", "since", "for", "with"):
+            pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if pobj is not None:
+                return pobj, child.lower_
+    for child in children:
+        if child.dep_ == "xcomp":
+            return _object(child)
+    return None, ""
+
+
+def value_of(token: Token) -> str:
+    """The object's words without determiners, possessives, fillers, clauses or trailing
+    phrases: "oolong as well" -> "oolong", "the primary school" -> "primary school"."""
+    if token.ent_type_ and token.ent_iob_ != "O":
+        entity = next(e for e in token.doc.ents if e.start <= token.i < e.end)
+        return entity.text.lower().strip()
+    left = [
+        c
+        for c in token.children
+        if c.i < token.i and c.dep_ in ("amod", "compound", "nummod", "nmod")
+    ]
+    words = [w for c in left for w in c.subtree] + [token]
+    words.sort(key=lambda t: t.i)
+    value = " ".join(w.lower_ for w in words if w.dep_ not in ("det", "poss", "punct"))
+    return _SPACE.sub(" ", value).strip()
+
+
+def _ending(
+    head: Token, holder: str, now: datetime, text: str, validity: Validity
+) -> Iterator[Statement]:
+    """ "stopped playing the piano": the piano playing, negated; "gave up the trumpet",
+    "sold my scooter": whatever the holder did with it, ended; "swapped X for Y": and Y."""
+    content = render(head, holder)
+    known = derive(content)
+    if known is not None and known.polarity == NEGATED:  # "stopped being vegetarian"
+        yield Statement(content, replace(known, subject=holder), "fact", validity, text)
+        return
+    inner = next(
+        (c for c in head.children if c.dep_ in ("xcomp", "ccomp", "advcl") and c.tag_ == "VBG"),
+        None,
+    )
+    if inner is not None:
+        for statement in _read(inner, holder, now, text, NEGATED):
+            yield replace(statement, content=content, validity=validity)
+        return
+    obj, _ = _object(head)
+    if obj is None:
+        raise _Decline
+    value = value_of(obj)
+    yield Statement(content, Claim(holder, f"about:{value}", "*", NEGATED), "fact", validity, text)
+    if head.lemma_ in EXCHANGE:
+        for_ = next(
+            (c for c in head.children if c.dep_ == "prep" and c.lower_ in ("for", "with")),
+            None,
+        )
+        new = next((c for c in for_.children if c.dep_ == "pobj"), None) if for_ else None
+        if new is not None:
+            thing = value_of(new)
+            owner = "The user" if holder == USER else _holder_words(holder)
+            sentence = f"{owner} has {_article(thing)}{thing}."
+            yield Statement(
+                sentence, Claim(holder, f"about:{thing}", "have"), "fact", Validity(), text
+            )
+
+
+def _companions(head: Token, holder: str, text: str) -> Iterator[Statement]:
+    """ "live in Leeds with our dog Max": the dog is a fact of its own."""
+    if head.lemma_ not in COMPANION_VERBS:
+        return  # "need help with my essay": not something the user has
+    for token in head.subtree:
+        if token.dep_ != "prep" or token.lower_ != "with":
+            continue
+        pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
+        if pobj is None or _owner(pobj) != USER or pobj.pos_ != "NOUN":
+            continue
+        thing = _noun_words(pobj)
+        name = next((c.text for c in pobj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), "")
+        owner = "The user" if holder == USER else _holder_words(holder)
+        named = f" called {name}" if name else ""
+        sentence = f"{owner} has {_article(thing)}{thing}{named}."
+        yield Statement(sentence, Claim(holder, f"about:{thing}", "have"), "fact", Validity(), text)
+
+
+def _article(thing: str) -> str:
+    return "" if thing.endswith("s") else ("an " if thing[:1] in "aeiou" else "a ")
+
+
+def _holder_words(holder: str) -> str:
+    if holder == USER:
+        return "The user"
+    if holder.startswith("user's "):
+        return f"The user's {holder[7:]}"
+    return holder.title()
+
+
+def _phrase(token: Token, *, keep_appos: bool = True) -> str:
+    words = [
+        t
+        for t in token.subtree
+        if keep_appos or not any(a.dep_ == "appos" for a in [t, *t.ancestors] if a is not token)
+    ]
+    return " ".join(t.text for t in words if t.dep_ != "punct")
+
+
+# --- rendering a clause in the third person ------------------------------------------------
+
+_PERSON = {"i": "the user", "me": "the user", "my": "their", "mine": "theirs", "we": "the user",
+           "us": "the user", "our": "their", "ours": "theirs", "myself": "themselves",
+           "ourselves": "themselves"}  # fmt: skip
+_THIRD = {"am": "is", "'m": "is", "are": "is", "'re": "is", "was": "was", "were": "was",
+          "have": "has", "'ve": "has", "do": "does", "ca": "can", "wo": "will"}  # fmt: skip
+_ES = ("s", "sh", "ch", "x", "z", "o")
+_PLURAL = {"'re": "are", "'ve": "have", "'d": "would", "'ll": "will"}
+
+
+def render(
+    head: Token,
+    holder: str,
+    obj: Token | None = None,
+    variant: Token | None = None,
+    chain: list[Token] | None = None,
+) -> str:
+    """The clause as a canonical sentence: "The user plays the piano."; with ``variant``,
+    the object ``obj`` is that conjunct of ``chain`` alone ("is allergic to shellfish")."""
+    keep = _clause_tokens(head)
+    if obj is not None and variant is not None and chain and len(chain) > 1:
+        keep = _one_conjunct(keep, obj, variant, chain)
+    while keep and (keep[-1].is_punct or keep[-1].dep_ == "cc"):
+        keep.pop()
+    keep = _without_opener(head, keep)
+    words: list[str] = []
+    subject_done = False
+    for token in keep:
+        lower = token.lower_
+        if token.dep_ in ("nsubj", "nsubjpass") and not subject_done and lower in ("i", "we"):
+            # "we" at home: the user and their family, as the readers of claims take it
+            words.append("The user" if lower == "i" else "The user and their family")
+            subject_done = True
+            continue
+        if (
+            token.dep_ in ("nsubj", "nsubjpass")
+            and lower in ("he", "she", "they")
+            and holder != USER
+        ):
+            words.append(_holder_words(holder))
+            continue
+        if lower in ("my", "our") and token.head.dep_ in ("nsubj", "nsubjpass") and not words:
+            words.append("The user's")
+        elif lower in _PERSON and token.tag_ in ("PRP", "PRP$"):
+            words.append(_PERSON[lower])
+        elif lower == "n't":
+            words.append("not")
+        elif lower in ("ca", "wo") and token.tag_ == "MD":
+            words.append(_THIRD[lower])
+        elif lower in _PLURAL and subject_done and words[0].endswith("family"):
+            words.append(_PLURAL[lower])  # "we're" -> "the user and their family are"
+        elif _finite_first_person(token, holder):
+            words.append(_third_person(token))
+        elif token is head and _bare_conjunct(head):
+            words.append(_third_person(token, verb=True))
+        else:
+            words.append(token.text)
+    sentence = _join(words, keep)
+    if (
+        head.dep_ == "conj"
+        and _subject(head) is not None
+        and all(c.dep_ not in ("nsubj", "nsubjpass") for c in head.children)
+    ):
+        sentence = f"{_holder_words(holder)} {sentence}"
+    sentence = _NO_LONGER.sub(_no_longer, sentence.replace("can not ", "cannot "))
+    sentence = sentence[:1].upper() + sentence[1:]
+    return sentence.rstrip(" ,;:-") + "."
+
+
+_NO_LONGER = re.compile(r"\b(?:(?:does|do) not|(is|are|was) not)\b(.*?)\s*\bany ?more\b")
+
+
+def _no_longer(found: re.Match[str]) -> str:
+    """ "does not play tennis anymore" -> "no longer plays tennis", as the readers and
+    people expect it; "is not vegetarian anymore" -> "is no longer vegetarian"."""
+    if found.group(1):
+        return f"{found.group(1)} no longer{found.group(2)}"
+    verb, _, tail = found.group(2).strip().partition(" ")
+    return f"no longer {_third_word(verb)} {tail}".rstrip()
+
+
+def _third_word(verb: str) -> str:
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + ("es" if verb.endswith(_ES) else "s")
+
+
+def _one_conjunct(keep: list[Token], obj: Token, variant: Token, chain: list[Token]) -> list[Token]:
+    """The clause's words with ``variant`` alone where the coordinated objects stood."""
+    own = _own(variant)
+    mine = {t.i for t in own}
+    gone = {t.i for c in chain for t in c.subtree} - mine
+    at = min(t.i for t in _own(obj))
+    kept = [t for t in keep if t.i not in gone]
+    return [t for t in kept if t.i < at] + own + [t for t in kept if t.i > at and t.i not in mine]
+
+
+def _without_opener(head: Token, tokens: list[Token]) -> list[Token]:
+    """Without what is said before the subject ("Actually, I ...", "Oh, we ..."): the
+    message keeps it (the memory's context), the canonical sentence starts with its subject."""
+    subject = _subject(head)
+    if subject is None:
+        return tokens
+    gone = {
+        t.i
+        for c in head.children
+        if c.i < subject.i and c.dep_ in ("advmod", "intj", "punct", "cc")
+        for t in c.subtree
+    }
+    return [t for t in tokens if t.i not in gone]
+
+
+def _clause_tokens(head: Token) -> list[Token]:
+    """The head's subtree without other clauses, their conjunctions, fillers and edges."""
+    skip: set[int] = set()
+    for child in head.children:
+        if child.dep_ == "conj" and _is_clause(child):
+            skip.update(t.i for t in child.subtree)
+        elif (
+            child.dep_ == "ccomp"
+            and child.i < head.i
+            and any(c.dep_ == "nsubj" for c in child.children)
+        ):
+            skip.update(t.i for t in child.subtree)  # a clause spliced in with a comma
+        elif child.dep_ == "cc":
+            skip.add(child.i)
+        elif child.dep_ == "advcl" and child.tag_ == "VBG" and _lemma(head) in ENDING:
+            continue  # "gone off running": what ended
+        elif child.dep_ in ("advcl", "parataxis", "mark", "intj") or (
+            child.lower_ in FILLERS and child.dep_ == "advmod"
+        ):
+            skip.update(t.i for t in child.subtree)
+        elif child.lower_ == "well" and any(g.lower_ == "as" for g in child.children):
+            skip.update(t.i for t in child.subtree)  # "as well"
+    for token in head.subtree:
+        if token.dep_ == "prep" and token.lower_ == "with" and _owner(_pobj(token)) == USER:
+            skip.update(t.i for t in token.subtree)  # a companion: its own statement
+        if token.dep_ == "appos" and "@" in token.text:
+            skip.update(t.i for t in token.subtree)
+    tokens = [t for t in head.subtree if t.i not in skip]
+    while tokens and (tokens[-1].is_punct or tokens[-1].dep_ == "cc"):
+        tokens.pop()
+    while tokens and (tokens[0].is_punct or tokens[0].dep_ == "cc"):
+        tokens.pop(0)
+    return tokens
+
+
+def _pobj(prep: Token) -> Token:
+    return next((c for c in prep.children if c.dep_ == "pobj"), prep)
+
+
+def _finite_first_person(token: Token, holder: str) -> bool:
+    """A verb agreeing with "I" or "we": the first auxiliary, or the verb when it has none."""
+    if token.tag_ not in ("VBP", "VB", "VBD") or (
+        token.tag_ == "VB"
+        and any(c.dep_ in ("aux", "auxpass") or c.tag_ == "TO" for c in token.children)
+    ):
+        return False
+    if token.tag_ == "VB" and token.dep_ in ("xcomp", "aux", "conj"):
+        return False
+    subject = _subject(token if token.dep_ not in ("aux", "auxpass") else token.head)
+    return subject is not None and subject.lower_ == "i"
+
+
+def _bare_conjunct(head: Token) -> bool:
+    """A coordinated verb sharing the first clause's subject ("... and work at ...")."""
+    return (
+        head.dep_ == "conj"
+        and head.tag_ in ("VBP", "VB", "NN")
+        and not any(c.dep_ in ("nsubj", "aux") for c in head.children)
+    )
+
+
+def _third_person(token: Token, *, verb: bool = False) -> str:
+    lower = token.lower_
+    if lower in _THIRD:
+        return _THIRD[lower]
+    if token.tag_ not in ("VBP", "VB") and not verb:
+        return token.text
+    word = token.text
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(_ES) else "s")
+
+
+def _join(words: list[str], tokens: list[Token]) -> str:
+    out = ""
+    for word, token in zip(words, tokens, strict=True):
+        glued = word.startswith("'") or (token.is_punct and word not in ("(", '"'))
+        if out and not glued:
+            out += " "
+        out += word
+    return _SPACE.sub(" ", out).replace("( ", "(").strip()
