@@ -15,6 +15,9 @@ active memories and scores them against what must be believed:
   (something stored that the user did not mean: a joke, a hypothetical, a fragment), over
   the conversations whose list of beliefs is ``complete``; an old value still active is
   stale, not invented;
+- **wrong_holder**: conversations with a wrong-holder belief held by an active memory
+  (someone else's email, city or diet given to the user), over the conversations that have
+  wrong-holder beliefs;
 - **repeats**: memories listed more than once in the context built for the conversation's
   last question (``build_context``), summed;
 - **asked**: pairs waiting in the conflict inbox at the end (the engine asked a person
@@ -22,9 +25,10 @@ active memories and scores them against what must be believed:
   A belief waiting there is not active: it counts against accuracy and as stale until a
   person decides.
 
-``--split heldout`` (~30% of the conversations, by family: phrasings never tuned on) and
-``--split fresh`` (families written blind to the rules and to the rest, beliefs_corpus) are for
-reporting; tune on ``--split tune`` only (``--show-errors`` refuses the held-out part). Each
+``--split heldout`` (~30% of the hand-written families' conversations, by family: phrasings
+never tuned on) and ``--split fresh`` (families written blind to the rules and to the rest,
+beliefs_corpus) are for reporting; tune on ``--split tune`` only, or on ``--split tuned``, its
+part written blind to the rules (``--show-errors`` refuses the held-out parts). Each
 embedder runs in its own scratch deployment (``--embedders local,hash``); the chat provider
 is the offline rules (``--chat heuristic``) or the OpenAI-compatible endpoint configured by
 the caller's SPACEDUCK_CHAT_* variables (``--chat openai``).
@@ -43,10 +47,22 @@ from typing import Any
 from spaceduck.ops.benchmarks.beliefs_corpus import Belief, Conversation, conversations
 from spaceduck.ops.benchmarks.scratch import Writer, run_child, setup_child_django
 
-SPLITS = ("tune", "heldout", "fresh", "all")
-# Categories whose must-not beliefs were never meant (not an old value the user changed).
+SPLITS = ("tune", "tuned", "heldout", "fresh", "all")
+TUNABLE = frozenset({"tune", "tuned"})  # the splits whose misses may be read
+# Categories whose must-not beliefs were never meant (not an old value the user changed);
+# the last two are the names the fresh and tuned families give other_person and hypothetical.
 NEVER_MEANT = frozenset(
-    {"sarcasm", "hypothetical", "quoted", "other_person", "passing_state", "code", "fragment"}
+    {
+        "sarcasm",
+        "hypothetical",
+        "quoted",
+        "other_person",
+        "passing_state",
+        "code",
+        "fragment",
+        "other_holder",
+        "reported_or_hypothetical",
+    }
 )
 
 
@@ -58,15 +74,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--show-errors",
         action="store_true",
-        help="list each conversation that misses (the tune split only: never tune on heldout)",
+        help="list each conversation that misses (tune and tuned only: never tune on heldout)",
     )
 
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
     from django.core.management import CommandError
 
-    if options["show_errors"] and options["split"] != "tune":
-        raise CommandError("--show-errors is for --split tune only: never tune on heldout or fresh")
+    if options["show_errors"] and options["split"] not in TUNABLE:
+        raise CommandError(
+            "--show-errors is for --split tune or tuned: never tune on heldout or fresh"
+        )
     embedders = [e.strip() for e in str(options["embedders"]).split(",") if e.strip()]
     unknown = sorted(set(embedders) - {"local", "hash"})
     if unknown or not embedders:
@@ -111,6 +129,7 @@ class Outcome:
     held: list[int] = field(default_factory=list)  # per must-be-active belief: memories holding it
     stale: list[Belief] = field(default_factory=list)
     invented: list[str] = field(default_factory=list)
+    wrong: list[Belief] = field(default_factory=list)  # wrong-holder beliefs held active
 
     def __post_init__(self) -> None:
         c = self.conversation
@@ -126,6 +145,7 @@ class Outcome:
             for b in c.active
         ]
         self.stale = [b for b in c.inactive if any(holds(b, m) for m in self.active)]
+        self.wrong = [b for b in c.wrong_holder if any(holds(b, m) for m in self.active)]
         if c.complete:
             # An old value still active is stale, counted above; a joke taken at its word is
             # both stale and invented.
@@ -143,12 +163,14 @@ def score(outcomes: list[Outcome]) -> dict[str, float]:
     must_not = sum(len(o.conversation.inactive) for o in outcomes)
     held = [n for o in outcomes for n in o.held if n > 0]
     complete = [o for o in outcomes if o.conversation.complete]
+    holders = [o for o in outcomes if o.conversation.wrong_holder]
     return {
         "conversations": len(outcomes),
         "accuracy": _share(sum(o.accurate for o in with_beliefs), len(with_beliefs)),
         "stale": _share(sum(len(o.stale) for o in outcomes), must_not),
         "duplicates": _share(sum(n > 1 for n in held), len(held)),
         "invented": _share(sum(bool(o.invented) for o in complete), len(complete)),
+        "wrong_holder": _share(sum(bool(o.wrong) for o in holders), len(holders)),
         "repeats": sum(o.repeats for o in outcomes),
         "asked": sum(o.asked for o in outcomes),
     }
@@ -162,13 +184,22 @@ def report(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
     by_category: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
         by_category[outcome.conversation.category].append(outcome)
-    columns = ("conversations", "accuracy", "stale", "duplicates", "invented", "repeats", "asked")
-    print(f"{'category':<16}" + "".join(f"{c:>14}" for c in columns), file=stdout)
+    columns = (
+        "conversations",
+        "accuracy",
+        "stale",
+        "duplicates",
+        "invented",
+        "wrong_holder",
+        "repeats",
+        "asked",
+    )
+    print(f"{'category':<26}" + "".join(f"{c:>14}" for c in columns), file=stdout)
     rows = [*sorted(by_category.items()), ("all", outcomes)]
     for name, part in rows:
         numbers = score(part)
         cells = "".join(_cell(numbers[c]) for c in columns)
-        print(f"{name:<16}{cells}", file=stdout)
+        print(f"{name:<26}{cells}", file=stdout)
 
 
 def _cell(value: float) -> str:
@@ -183,6 +214,7 @@ def show_errors(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
             o.accurate
             and not o.stale
             and not o.invented
+            and not o.wrong
             and not o.repeats
             and not o.asked
             and max(o.held, default=0) <= 1
@@ -199,6 +231,8 @@ def show_errors(outcomes: list[Outcome], stdout: Any = sys.stdout) -> None:
             print(f"  stale: {belief}", file=stdout)
         for memory in o.invented:
             print(f"  invented: {memory}", file=stdout)
+        for belief in o.wrong:
+            print(f"  wrong holder: {belief}", file=stdout)
         if o.asked:
             print(f"  asked a person about {o.asked} pair(s)", file=stdout)
         print("  active: " + " | ".join(o.active), file=stdout)

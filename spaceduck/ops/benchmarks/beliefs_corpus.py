@@ -18,7 +18,17 @@ The ``fresh`` split (``beliefs_fresh.json``, families ``fresh-*``) was written f
 "Understanding, not phrase lists" by someone who had seen neither the extraction rules nor
 these families, from a description of the format and of the classes of failure alone. It
 is scored before the rules change and at the end, never in between; it is not part of
-"all". A message starting with "assistant: " there is the assistant's turn.
+"all". A message starting with "assistant: " is the assistant's turn (in any JSON family).
+
+The ``tuned`` split (``beliefs_tuned.json``, families ``tuned-*``) was written the same way,
+blind to the rules and to ``fresh``, over the same twelve classes of failure, to be tuned
+on: every ``tuned-*`` family is on the ``tune`` side (``split_of``), so ``tune`` is the
+hashed tune part of the families below plus all of ``tuned``, and "all" (tune + heldout)
+holds it too.
+
+``wrong_holder`` beliefs give the user what belongs to someone else (a partner's email, a
+friend's city); a family of an other-holder category that lists none has its ``inactive``
+beliefs as its wrong-holder beliefs.
 """
 
 from __future__ import annotations
@@ -45,17 +55,30 @@ class Conversation:
     complete: bool = True  # anything else active about the user is invented
     query: str = ""  # what the agent asks at the end (context is built for it)
     allowed: tuple[Belief, ...] = ()  # true, but not required ("no longer lives in Berlin")
+    wrong_holder: tuple[Belief, ...] = ()  # someone else's fact given to the user
+
+    def __post_init__(self) -> None:
+        # The must-not beliefs of an other-holder conversation are someone else's facts.
+        if not self.wrong_holder and self.category in OTHER_HOLDER:
+            object.__setattr__(self, "wrong_holder", self.inactive)
 
     @property
     def split(self) -> str:
         return split_of(self.family)
 
 
+# Categories whose must-not beliefs are another person's facts given to the user.
+OTHER_HOLDER = frozenset({"other_holder", "other_person"})
+
+
 def split_of(family: str) -> str:
-    """ "fresh" for the blind-written families; else "heldout" when sha256(family)[0] < 90
-    (~35%), else "tune"; by id alone, so a family never changes side when others are added."""
+    """ "fresh" for the blind-written held-out families, "tune" for the ones written to be
+    tuned on; else "heldout" when sha256(family)[0] < 90 (~35%), else "tune"; by id alone,
+    so a family never changes side when others are added."""
     if family.startswith(FRESH_PREFIX):
         return "fresh"
+    if family.startswith(TUNED_PREFIX):
+        return "tune"
     return "heldout" if hashlib.sha256(family.encode("utf-8")).digest()[0] < 90 else "tune"
 
 
@@ -72,6 +95,7 @@ class Family:
     query: str = ""
     fillers: tuple[dict[str, str], ...] = field(default=())
     allowed: tuple[Belief, ...] = ()
+    wrong_holder: tuple[Belief, ...] = ()
 
     def conversations(self) -> list[Conversation]:
         out = []
@@ -80,17 +104,21 @@ class Family:
             def fill(text: str, values: dict[str, str] = values) -> str:
                 return text.format(**values)
 
+            def beliefs(given: tuple[Belief, ...]) -> tuple[Belief, ...]:
+                return tuple(tuple(fill(t) for t in b) for b in given)
+
             out.append(
                 Conversation(
                     id=f"{self.id}-{number}",
                     family=self.id,
                     category=self.category,
                     sessions=tuple(tuple(fill(m) for m in s) for s in self.sessions),
-                    active=tuple(tuple(fill(t) for t in b) for b in self.active),
-                    inactive=tuple(tuple(fill(t) for t in b) for b in self.inactive),
+                    active=beliefs(self.active),
+                    inactive=beliefs(self.inactive),
                     complete=self.complete,
                     query=fill(self.query),
-                    allowed=tuple(tuple(fill(t) for t in b) for b in self.allowed),
+                    allowed=beliefs(self.allowed),
+                    wrong_holder=beliefs(self.wrong_holder),
                 )
             )
         return out
@@ -1053,16 +1081,17 @@ FAMILIES: list[Family] = [
 
 FRESH_FILE = Path(__file__).with_name("beliefs_fresh.json")
 FRESH_PREFIX = "fresh-"
+TUNED_FILE = Path(__file__).with_name("beliefs_tuned.json")
+TUNED_PREFIX = "tuned-"
 
 
 def _beliefs(value: Any) -> tuple[Belief, ...]:
     return tuple(tuple(str(term) for term in belief) for belief in value or ())
 
 
-@cache
-def fresh_families() -> tuple[Family, ...]:
-    """The blind-written families of ``beliefs_fresh.json`` (see the module's docstring)."""
-    data = json.loads(FRESH_FILE.read_text(encoding="utf-8"))
+def read_families(path: Path) -> tuple[Family, ...]:
+    """The families of a JSON file: a list of objects with the fields of ``Family``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
     return tuple(
         Family(
             id=str(f["id"]),
@@ -1074,17 +1103,33 @@ def fresh_families() -> tuple[Family, ...]:
             query=str(f.get("query", "")),
             fillers=tuple({str(k): str(v) for k, v in fill.items()} for fill in f["fillers"]),
             allowed=_beliefs(f.get("allowed")),
+            wrong_holder=_beliefs(f.get("wrong_holder")),
         )
         for f in data
     )
 
 
+@cache
+def fresh_families() -> tuple[Family, ...]:
+    """The blind-written held-out families of ``beliefs_fresh.json`` (the module's docstring)."""
+    return read_families(FRESH_FILE)
+
+
+@cache
+def tuned_families() -> tuple[Family, ...]:
+    """The families of ``beliefs_tuned.json``, written to be tuned on (the module's docstring)."""
+    return read_families(TUNED_FILE)
+
+
 def conversations(split: str = "all") -> list[Conversation]:
-    """Every conversation of the split ("tune", "heldout", "all" of those two, or "fresh"),
-    in family order."""
+    """Every conversation of the split, in family order: "tune" (the hashed tune part and
+    every ``tuned-*`` family), "heldout", "all" (those two), "tuned" (the ``tuned-*``
+    families alone) or "fresh"."""
     if split == "fresh":
         return [c for family in fresh_families() for c in family.conversations()]
-    every = [c for family in FAMILIES for c in family.conversations()]
+    if split == "tuned":
+        return [c for family in tuned_families() for c in family.conversations()]
+    every = [c for family in (*FAMILIES, *tuned_families()) for c in family.conversations()]
     return every if split == "all" else [c for c in every if c.split == split]
 
 

@@ -32,7 +32,8 @@ def run(options: dict[str, Any], stdout: Writer) -> None:
     from spaceduck.core import parse
     from spaceduck.ops.benchmarks.beliefs_corpus import conversations
 
-    messages = [m for c in conversations("tune") for s in c.sessions for m in s]
+    said = [m for c in conversations("tune") for s in c.sessions for m in s]
+    messages = [m for m in said if not m.startswith("assistant: ")]  # the user's turns
     if options["limit"]:
         messages = messages[: options["limit"]]
     before = _rss_mb()
