@@ -55,8 +55,9 @@ SOURCE_TYPES = {
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     candidate = asdict(verdict.candidate)
-    if candidate.get("occurred_at") is not None:
-        candidate["occurred_at"] = candidate["occurred_at"].isoformat()
+    for name in ("occurred_at", "valid_from", "valid_until"):  # JSON has no datetime
+        if candidate.get(name) is not None:
+            candidate[name] = candidate[name].isoformat()
     claim = verdict.candidate.claim
     candidate["claim"] = claim.as_dict() if claim is not None else None
     return {
