@@ -148,6 +148,15 @@ class MemoryAddForm(ServiceForm):
     scope = forms.ChoiceField(choices=MemoryScope.choices, initial=MemoryScope.GLOBAL)
     scope_id = forms.CharField(required=False)
     occurred_at = forms.SplitDateTimeField(required=False, widget=AdminSplitDateTime)
+    valid_from = forms.SplitDateTimeField(
+        required=False, widget=AdminSplitDateTime, help_text="When what it says starts to hold."
+    )
+    valid_until = forms.SplitDateTimeField(
+        required=False,
+        widget=AdminSplitDateTime,
+        help_text="When what it says stops holding: from then on it is left out of recall "
+        "and the context block.",
+    )
 
     class Meta:
         model = Memory
@@ -199,11 +208,13 @@ class MemoryAddForm(ServiceForm):
                 "scope",
                 "scope_id",
                 "occurred_at",
+                "valid_from",
+                "valid_until",
             )
         }
         try:
             refused = memory_write_check(candidate_from_api(self.payload))
-        except InvalidInput as exc:  # memory is switched off on this server
+        except InvalidInput as exc:  # memory is switched off, or the validity ends too soon
             raise ValidationError(str(exc)) from None
         if refused is not None:
             raise ValidationError(f"Not stored: {_verdict_text(refused)}.", code="refused")
@@ -275,11 +286,13 @@ MEMORY_ADD_FIELDS = (
     "slot",
     ("scope", "scope_id"),
     "occurred_at",
+    ("valid_from", "valid_until"),
 )
 MEMORY_EDIT_FIELDS = (
     "status",
     "kind",
     "content",
+    "claim_parts",
     "title",
     "summary",
     "tags",
@@ -287,6 +300,7 @@ MEMORY_EDIT_FIELDS = (
     "procedure_subtype",
     ("scope", "scope_id"),
     ("occurred_at", "expires_at"),
+    ("valid_from", "valid_until"),
 )
 MEMORY_READONLY_FIELDS = (
     "namespace",
@@ -361,7 +375,7 @@ class MemoryAdmin(ServiceAdmin):
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Memory | None = None) -> Any:
-        return () if obj is None else (*MEMORY_READONLY_FIELDS, "history")
+        return () if obj is None else (*MEMORY_READONLY_FIELDS, "claim_parts", "history")
 
     @csrf_protect_m
     def changeform_view(
@@ -497,6 +511,21 @@ class MemoryAdmin(ServiceAdmin):
     @admin.display(description="content", ordering="content")
     def content_preview(self, obj: Memory) -> str:
         return _preview(obj.content)
+
+    @admin.display(description="claim")
+    def claim_parts(self, obj: Memory) -> str:
+        """What it claims, read from its content (not edited: an edit reads it again)."""
+        if not obj.claim_attribute:
+            return "— (none read)"
+        return format_html(
+            "holder <code>{}</code> · predicate <code>{}</code> · value “{}” · polarity {} "
+            "· mood {}",
+            obj.claim_subject,
+            obj.claim_attribute,
+            obj.claim_value,
+            obj.claim_polarity,
+            obj.claim_mood or "— (read before moods were recorded)",
+        )
 
     @admin.display(description="history")
     def history(self, obj: Memory) -> str:

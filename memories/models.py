@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import ClassVar
+from datetime import datetime
+from typing import Any, ClassVar
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
 from spaceduck.core.ids import client_id_of, client_keys, key_length, namespaced_key
+from spaceduck.core.limits import in_utc
 
 
 def new_id() -> str:
@@ -170,6 +173,9 @@ class Memory(models.Model):
     claim_attribute = models.CharField(max_length=120, blank=True, default="")
     claim_value = models.CharField(max_length=255, blank=True, default="")
     claim_polarity = models.CharField(max_length=16, blank=True, default="")
+    # How it was said (claims.MOODS: asserted, hypothetical, question, reported, past); blank
+    # when no claim was read, or the claim was read before moods were (migration 0030).
+    claim_mood = models.CharField(max_length=16, blank=True, default="")
     source_type = models.CharField(
         max_length=24, choices=SourceType.choices, default=SourceType.API
     )
@@ -183,7 +189,13 @@ class Memory(models.Model):
     source_skill_id = models.CharField(max_length=255, blank=True, db_index=True)
     content_hash = models.CharField(max_length=64)
     occurred_at = models.DateTimeField(null=True, blank=True)
+    # How long it is kept (a retention TTL); past it, it leaves recall and the context block.
     expires_at = models.DateTimeField(null=True, blank=True)
+    # When what it says holds ("until Friday", "since 2019"); null: open-ended. Past
+    # valid_until it leaves recall and the context block as past expires_at (``lapsed``),
+    # and the staleness job marks it stale.
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
@@ -217,10 +229,22 @@ class Memory(models.Model):
                 name="memory_claim_idx",
                 condition=~models.Q(claim_attribute=""),
             ),
+            # The staleness job's scan of active memories past their validity: few memories
+            # have one, so the partial index holds those alone, not every row at 100k.
+            models.Index(
+                fields=["status", "valid_until"],
+                name="memory_valid_until_idx",
+                condition=models.Q(valid_until__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
         return self.title or self.content[:80]
+
+    def clean(self) -> None:
+        problem = validity_problem(self.valid_from, self.valid_until)
+        if problem is not None:
+            raise ValidationError({"valid_until": problem})
 
     @property
     def claim(self) -> dict[str, str] | None:
@@ -232,7 +256,52 @@ class Memory(models.Model):
             "attribute": self.claim_attribute,
             "value": self.claim_value,
             "polarity": self.claim_polarity,
+            "mood": self.claim_mood,
         }
+
+    @property
+    def validity_passed(self) -> bool:
+        """Its valid_until is at or before now (it has left recall; the page says expired)."""
+        return self.valid_until is not None and self.valid_until <= timezone.now()
+
+
+# Past any of these dates a memory leaves recall and the context block: ``expires_at`` (how
+# long it is kept) and ``valid_until`` (how long what it says holds). Every read that
+# serves memories to an agent filters through ``current`` (a query) or ``lapsed`` (a row).
+LAPSE_DATES = ("expires_at", "valid_until")
+
+
+def current(now: datetime) -> models.Q:
+    """The memories none of whose LAPSE_DATES is at or before ``now``."""
+    where = models.Q()
+    for name in LAPSE_DATES:
+        where &= models.Q(**{f"{name}__isnull": True}) | models.Q(**{f"{name}__gt": now})
+    return where
+
+
+def lapsed(memory: Any, now: datetime) -> bool:
+    """Whether one of ``memory``'s LAPSE_DATES is at or before ``now`` (a Memory, or any row
+    with those attributes: recall's loaded candidates)."""
+    for name in LAPSE_DATES:
+        at = getattr(memory, name)
+        if at is not None and at <= now:
+            return True
+    return False
+
+
+def validity_problem(valid_from: datetime | None, valid_until: datetime | None) -> str | None:
+    """Why the pair cannot be a memory's validity (it ends before it starts), or None."""
+    if valid_from is None or valid_until is None or valid_until > valid_from:
+        return None
+    return (
+        f"valid_until ({utc_text(valid_until)}) must be after valid_from "
+        f"({utc_text(valid_from)}): what a memory says stops holding after it starts"
+    )
+
+
+def utc_text(at: datetime) -> str:
+    """``at`` to the minute in UTC, as history reasons and messages write it."""
+    return f"{in_utc(at):%Y-%m-%d %H:%M} UTC"
 
 
 class MemoryEvent(models.Model):

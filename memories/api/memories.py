@@ -76,6 +76,11 @@ class ClaimOut(OutSchema):
     attribute: str = Field(description="e.g. location, employer, opinion:jazz, habit:run.")
     value: str
     polarity: str = Field(description="affirmed, negated or past.")
+    mood: str = Field(
+        "",
+        description="How it was said: asserted, hypothetical, question, reported or past; "
+        "empty for a claim read before moods were recorded.",
+    )
 
 
 class MemoryOut(OutSchema):
@@ -99,6 +104,12 @@ class MemoryOut(OutSchema):
     source_skill_id: str
     occurred_at: datetime | None
     expires_at: datetime | None
+    valid_from: datetime | None = Field(None, description="When what it says starts to hold.")
+    valid_until: datetime | None = Field(
+        None,
+        description="When what it says stops holding: from then on it is left out of recall "
+        "and the context block, and marked stale.",
+    )
     created_at: datetime
     updated_at: datetime
     last_seen_at: datetime
@@ -255,6 +266,13 @@ def delete_memory(request: HttpRequest, memory_id: RowId) -> Any:
     return Status(204, None)
 
 
+VALID_FROM = "When what it says starts to hold (RFC 3339 with an offset); null: always did."
+VALID_UNTIL = (
+    "When what it says stops holding (RFC 3339 with an offset), after valid_from: from then "
+    "on the memory is left out of recall and the context block. Null: open-ended."
+)
+
+
 class MemoryIn(Schema):
     namespace: ApiNamespace
     kind: Annotated[StrictStr, Field(max_length=column_length(Memory, "kind"))] = Field(
@@ -281,6 +299,8 @@ class MemoryIn(Schema):
     occurred_at: ApiDatetime | None = Field(
         None, description="When it happened (RFC 3339 with an offset)."
     )
+    valid_from: ApiDatetime | None = Field(None, description=VALID_FROM)
+    valid_until: ApiDatetime | None = Field(None, description=VALID_UNTIL)
     task_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Task header.")
     skill_id: SourceId | None = Field(None, description="Or the X-Spaceduck-Skill header.")
     max_memory_writes: WriteBudget | None = None
@@ -310,7 +330,7 @@ class MemoryPatchIn(Schema):
         "restore an archived or superseded memory; archived: archive it.",
     )
     # Absent: unchanged. These columns cannot hold null, so null is refused (422);
-    # only the two dates can be cleared with null.
+    # only the dates can be cleared with null.
     title: TitleText = _unchanged()
     content: ContentText = _unchanged()
     summary: SummaryText = _unchanged()
@@ -323,6 +343,8 @@ class MemoryPatchIn(Schema):
     scope_id: ScopeId = _unchanged()
     occurred_at: ApiDatetime | None = None
     expires_at: ApiDatetime | None = None
+    valid_from: ApiDatetime | None = Field(None, description=VALID_FROM)
+    valid_until: ApiDatetime | None = Field(None, description=VALID_UNTIL)
 
     model_config = ConfigDict(extra="forbid")
 

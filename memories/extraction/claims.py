@@ -141,6 +141,7 @@ class Claim:
             "attribute": self.attribute,
             "value": stored_value(self),
             "polarity": self.polarity,
+            "mood": self.mood,
         }
 
     def same_thing(self, other: Claim) -> bool:

@@ -122,5 +122,7 @@ def candidate_from_api(data: dict[str, object]) -> Candidate:
         procedure_subtype=str(data.get("procedure_subtype") or ""),
         slot=str(data.get("slot") or ""),
         occurred_at=data.get("occurred_at"),  # type: ignore[arg-type]
+        valid_from=data.get("valid_from"),  # type: ignore[arg-type]
+        valid_until=data.get("valid_until"),  # type: ignore[arg-type]
         stage="api",
     )

@@ -50,6 +50,7 @@ from memories.models import (
     Message,
     MessageRole,
     ProcedureSubtype,
+    current,
 )
 from memories.recall.hybrid import RecallHit, RecallQuery, recall, visible_task_ids
 from memories.store import selectors
@@ -265,7 +266,7 @@ def active_constraints(
         status=MemoryStatus.ACTIVE,
         confidence__gte=MIN_CONFIDENCE,
     )
-    where &= Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+    where &= current(now)  # neither expired nor past valid_until, as in recall
     where &= in_scope
     tasks = visible_task_ids(
         source_task_id=task_id or None, exclude_task_memories=exclude_task_memories

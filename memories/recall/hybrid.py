@@ -11,9 +11,9 @@
    (0.6 + 0.4 x confidence), recency max(0.5, decay) with age from
    last_seen_at and a half-life per scope, scope boost (thread 1.5,
    project 1.2, global 1.0); superseded memories (only when asked for) x 0.1;
-5. filters on the loaded rows: status, kinds, expiry, minimum confidence,
-   scope context (other threads' and other projects' memories never come
-   back), task isolation;
+5. filters on the loaded rows: status, kinds, expiry (expires_at and
+   valid_until), minimum confidence, scope context (other threads' and other
+   projects' memories never come back), task isolation;
 6. neighbour bonus (conversational context): a hit whose source message is
    the same as, or next to, another hit's source message in the same thread
    gets NEIGHBOUR_WEIGHT x that hit's fused score added to its own before the
@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 from django.utils import timezone
 
-from memories.models import Memory, MemoryStatus
+from memories.models import Memory, MemoryStatus, lapsed
 from memories.recall import rerank
 from memories.store import keyword_index, vector_index
 from memories.store.selectors import memory_rows, message_neighbours, written_around
@@ -235,7 +235,7 @@ def _admitted(
     """The read filters, on a loaded candidate (the lists are at most 300 rows)."""
     if memory.namespace != query.namespace or memory.status not in statuses:
         return False
-    if memory.expires_at is not None and memory.expires_at <= now:
+    if lapsed(memory, now):  # past expires_at or valid_until
         return False
     if memory.confidence < query.min_confidence:
         return False
@@ -270,6 +270,7 @@ class _Row(NamedTuple):
     importance: float
     confidence: float
     expires_at: datetime | None
+    valid_until: datetime | None
     last_seen_at: datetime
     superseded_by_id: int | None
     source_message_id: str | None
@@ -291,12 +292,13 @@ def _rows(ids: set[int]) -> tuple[list[_Row], dict[int, Sequence[object]]]:
     for whole in found:
         # The plan returns datetimes as stored: naive UTC ISO text.
         values: tuple[Any, ...] = pick(whole)
-        *head, expires, seen, superseded_by, message, occurred, created = values
+        *head, expires, valid_until, seen, superseded_by, message, occurred, created = values
         rows.append(
             _Row._make(
                 (
                     *head,
                     expires and _aware(expires),
+                    valid_until and _aware(valid_until),
                     _aware(seen),
                     superseded_by,
                     message,

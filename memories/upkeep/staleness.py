@@ -7,9 +7,12 @@ scope: thread 30 days, global 90 days, project SPACEDUCK_PROJECT_HALF_LIFE_DAYS
 
 ``mark_stale`` (a huey periodic task, memories.tasks) marks active memories
 stale when they have not been seen for SPACEDUCK_STALE_AFTER_DAYS *and* their
-decay is below SPACEDUCK_STALE_DECAY_BELOW. A stale memory observed again
+decay is below SPACEDUCK_STALE_DECAY_BELOW, and any active memory whose
+``valid_until`` has passed (what it says no longer holds; recall and the context
+block left it out from that moment). A stale memory observed again
 (memories.write.dedup.touch) or recalled again (``reactivate``) becomes active; the
-history records both changes.
+history records both changes. One past its ``valid_until`` is never recalled, and
+``reactivate`` leaves it stale.
 """
 
 from __future__ import annotations
@@ -18,13 +21,21 @@ import json
 import math
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.models import Memory, MemoryEvent, MemoryKind, MemoryScope, MemoryStatus
+from memories.models import (
+    Memory,
+    MemoryEvent,
+    MemoryKind,
+    MemoryScope,
+    MemoryStatus,
+    current,
+    utc_text,
+)
 from memories.upkeep.compaction import record_run
 from memories.write.services import memory_history_record
 
@@ -94,13 +105,20 @@ def stale_cutoff(scope: str, now: datetime) -> datetime | None:
 
 
 def mark_stale(now: datetime | None = None) -> int:
-    """Mark unseen, decayed active memories stale; returns how many. Logged as a MaintenanceRun."""
+    """Mark active memories past their valid_until, and unseen decayed ones, stale; returns
+    how many. Logged as a MaintenanceRun: ``marked_stale`` (all), ``expired`` (past
+    valid_until) and ``by_scope`` (decayed, per scope)."""
     at = timezone.now() if now is None else now
     run = record_run(PROCESSOR, lambda: _mark_stale(at))
     return int(run.changes["marked_stale"])
 
 
 def _mark_stale(now: datetime) -> dict[str, Any]:
+    # First: a memory both decayed and past its validity is stale for the plainer reason.
+    expired, after_id = 0, 0
+    while chunk := _mark_expired_chunk(now, after_id):
+        expired += len(chunk)
+        after_id = chunk[-1]
     by_scope: dict[str, int] = {}
     for scope in MemoryScope.values:
         cutoff = stale_cutoff(scope, now)
@@ -114,7 +132,11 @@ def _mark_stale(now: datetime) -> dict[str, Any]:
             after_id = chunk[-1]
         if marked:
             by_scope[scope] = marked
-    return {"marked_stale": sum(by_scope.values()), "by_scope": by_scope}
+    return {
+        "marked_stale": expired + sum(by_scope.values()),
+        "by_scope": by_scope,
+        "expired": expired,
+    }
 
 
 def _mark_chunk(scope: str, cutoff: datetime, now: datetime, after_id: int) -> list[int]:
@@ -166,10 +188,49 @@ def _mark_chunk(scope: str, cutoff: datetime, now: datetime, after_id: int) -> l
     return ids
 
 
+def _mark_expired_chunk(now: datetime, after_id: int) -> list[int]:
+    """Mark up to CHUNK_SIZE active memories whose valid_until is at or before ``now``, with
+    their history, in one transaction; their ids (none left: an empty list). Procedures too:
+    a rule "until Friday" no longer holds on Saturday. The partial index on (status,
+    valid_until) finds them without reading the memories that have no validity."""
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.filter(status=MemoryStatus.ACTIVE, valid_until__lte=now, id__gt=after_id)
+            .order_by("id")
+            .values_list("id", "namespace", "valid_until")[:CHUNK_SIZE]
+        )
+        if not rows:
+            return []
+        ids = [memory_id for memory_id, _, _ in rows]
+        Memory.objects.filter(pk__in=ids).update(status=MemoryStatus.STALE, updated_at=now)
+        created_at = connection.ops.adapt_datetimefield_value(now)
+        history = []
+        for memory_id, namespace, valid_until in rows:
+            ended = cast(datetime, valid_until)  # not null: the filter compared it
+            data = {"from": MemoryStatus.ACTIVE.value, "valid_until": ended.isoformat()}
+            reason = f"valid until {utc_text(ended)} passed"
+            history.append(
+                (
+                    memory_id,
+                    namespace,
+                    MemoryEvent.Event.STALE.value,
+                    ACTOR,
+                    reason,
+                    json.dumps(data),
+                    created_at,
+                )
+            )
+        with connection.cursor() as cursor:
+            cursor.executemany(_HISTORY_SQL, history)
+    return ids
+
+
 def reactivate(
     memory: Memory, actor: str, reason: str = "recalled again", *, now: datetime | None = None
 ) -> bool:
-    """stale -> active because it was recalled again; False (and no change) if it was not stale.
+    """stale -> active because it was recalled again; False (and no change) if it was not
+    stale, or it is past its valid_until or expires_at (``current``): what no longer holds is
+    not made active by being found.
 
     ``last_seen_at`` is refreshed too, or the next staleness run would mark it
     stale again at once. The conditional UPDATE makes concurrent recalls of the
@@ -177,9 +238,9 @@ def reactivate(
     """
     at = timezone.now() if now is None else now
     with transaction.atomic():
-        changed = Memory.objects.filter(pk=memory.pk, status=MemoryStatus.STALE).update(
-            status=MemoryStatus.ACTIVE, last_seen_at=at, updated_at=at
-        )
+        changed = Memory.objects.filter(
+            current(at), pk=memory.pk, status=MemoryStatus.STALE
+        ).update(status=MemoryStatus.ACTIVE, last_seen_at=at, updated_at=at)
         if not changed:
             return False
         memory.status, memory.last_seen_at, memory.updated_at = MemoryStatus.ACTIVE, at, at

@@ -18,7 +18,7 @@ from memories.extraction import firewall, gate
 from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS
 from memories.extraction.types import Candidate, Source, Verdict
-from memories.models import Extraction, Message, MessageRole
+from memories.models import Extraction, Message, MessageRole, validity_problem
 from memories.write.dedup import WriteContext, commit_candidate
 from memories.write.runner import enqueue_extraction
 from memories.write.services import message_draft, message_write_with
@@ -139,8 +139,9 @@ def context_check(context: str, *, task_id: str = "", skill_id: str = "") -> str
 def memory_write_check(
     candidate: Candidate, *, task_id: str = "", skill_id: str = ""
 ) -> Verdict | None:
-    """The checks of a direct write that need no database: memory switched on, the gate,
-    the guard and the injection firewall. None when the candidate may go on to dedup.
+    """The checks of a direct write that need no database: memory switched on, a validity
+    that ends after it starts, the gate, the guard and the injection firewall. None when the
+    candidate may go on to dedup.
 
     Normalises the candidate in place (the gate trims and canonicalises fields), as the
     write itself would. Forms call it to show a refusal beside the input.
@@ -150,6 +151,10 @@ def memory_write_check(
             "long-term memory is disabled on this server (Settings > Memory, "
             "or SPACEDUCK_MEMORY_ENABLED)"
         )
+    # The caller's mistake, not the memory's: refused (422), as an edit refuses it.
+    problem = validity_problem(candidate.valid_from, candidate.valid_until)
+    if problem is not None:
+        raise InvalidInput(problem)
     source = Source(
         role="user", text=candidate.content, source_type="api", task_id=task_id, skill_id=skill_id
     )

@@ -39,6 +39,8 @@ EDITABLE = (
     "scope_id",
     "occurred_at",
     "expires_at",
+    "valid_from",
+    "valid_until",
 )
 STATUS_CHANGES = ("active", "archived", "candidate")
 
@@ -295,7 +297,8 @@ def _claim_again(memory: Memory) -> list[str]:
     memory.claim_attribute = claim.attribute if claim else ""
     memory.claim_value = stored_value(claim)[:255] if claim else ""
     memory.claim_polarity = claim.polarity if claim else ""
-    return ["claim_subject", "claim_attribute", "claim_value", "claim_polarity"]
+    memory.claim_mood = claim.mood if claim else ""
+    return ["claim_subject", "claim_attribute", "claim_value", "claim_polarity", "claim_mood"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -344,6 +347,7 @@ def claims_backfill(*, batch: int = 1000) -> tuple[int, int, int]:
                     claim_attribute=memory.claim_attribute,
                     claim_value=memory.claim_value,
                     claim_polarity=memory.claim_polarity,
+                    claim_mood=memory.claim_mood,
                 )
                 read += 1
                 opened += len(open_contradictions(memory))

@@ -55,10 +55,9 @@ SOURCE_TYPES = {
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     candidate = asdict(verdict.candidate)
-    for name in ("occurred_at", "valid_from", "valid_until"):
+    for name in ("occurred_at", "valid_from", "valid_until"):  # JSON has no datetime
         if candidate.get(name) is not None:
             candidate[name] = candidate[name].isoformat()
-    candidate.pop("before", None)  # the conversation it was read with: not the candidate's
     claim = verdict.candidate.claim
     candidate["claim"] = claim.as_dict() if claim is not None else None
     return {

@@ -47,6 +47,7 @@ def test_a_change_of_mind_replaces_the_old_belief(owner: Actor) -> None:
         "attribute": "opinion:jazz",
         "value": "positive",
         "polarity": "negated",
+        "mood": "asserted",
     }
 
 

@@ -281,8 +281,10 @@ def test_the_page_shows_what_the_memory_claims(staff_client: Client) -> None:
         actor="test",
     )
     html = staff_client.get(f"/memories/{jazz.memory_id}/").content.decode()
-    assert "<code>user</code> · <code>opinion:jazz</code> = <q>positive</q>" in html
-    assert '<span class="badge">negated</span>' in html
+    assert "<dt>Holder</dt><dd><code>user</code></dd>" in html
+    assert "<dt>Predicate</dt><dd><code>opinion:jazz</code></dd>" in html
+    assert "<dt>Value</dt><dd><q>positive</q></dd>" in html
+    assert '<dt>Polarity</dt><dd><span class="badge">negated</span></dd>' in html
     bees = memory_create(namespace=NS, kind="fact", content="Alice keeps bees.", actor="t")
     html = staff_client.get(f"/memories/{bees.pk}/").content.decode()
     assert "none read" in html

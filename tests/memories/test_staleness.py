@@ -174,7 +174,7 @@ def test_each_run_is_logged_as_a_maintenance_run() -> None:
     mark_stale(NOW)
     run = MaintenanceRun.objects.get(processor="staleness")
     assert run.ok
-    assert run.changes == {"marked_stale": 2, "by_scope": {"global": 1, "thread": 1}}
+    assert run.changes == {"marked_stale": 2, "by_scope": {"global": 1, "thread": 1}, "expired": 0}
 
 
 def test_it_marks_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
