@@ -177,17 +177,16 @@ class Claim:
 
 def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | None:
     """A memory's claim: the one given (the model's), else the rules'. Facts, and episodes
-    that end a state; not other events ("moved to Munich" does not replace "moved to
-    Berlin": both happened)."""
-    if given is not None:
-        return given if kind == "fact" else None
+    that end a state (said so, not supposed); not other events ("moved to Munich" does not
+    replace "moved to Berlin": both happened)."""
     if kind == "fact":
-        return derive(content)
+        return given or derive(content)
     if kind == "episode":
         # An event that ends a state ("stopped being vegetarian", "left Google") says the
         # state no longer holds; an event that starts one is stored beside the fact.
-        claim = derive(content)
-        return claim if claim is not None and claim.polarity == NEGATED else None
+        claim = given or derive(content)
+        ends = claim is not None and claim.polarity == NEGATED and claim.mood == ASSERTED
+        return claim if ends else None
     return None
 
 

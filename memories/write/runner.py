@@ -55,10 +55,11 @@ SOURCE_TYPES = {
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     candidate = asdict(verdict.candidate)
-    if candidate.get("occurred_at") is not None:
-        candidate["occurred_at"] = candidate["occurred_at"].isoformat()
+    for when in ("occurred_at", "valid_from", "valid_until"):
+        if candidate.get(when) is not None:
+            candidate[when] = candidate[when].isoformat()
     claim = verdict.candidate.claim
-    candidate["claim"] = claim.as_dict() if claim is not None else None
+    candidate["claim"] = {**claim.as_dict(), "mood": claim.mood} if claim is not None else None
     return {
         "candidate": candidate,
         "decision": verdict.decision,
