@@ -195,17 +195,18 @@ def _same_doing(a: str, b: str) -> bool:
 
 def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | None:
     """A memory's claim: the one given (the model's), else the rules'. Facts, and episodes
-    that end a state; not other events ("moved to Munich" does not replace "moved to
+    that end a state (said so, not supposed) or are a past state ("used to live in Cork":
+    it ends "lives in Cork"); not other events ("moved to Munich" does not replace "moved to
     Berlin": both happened)."""
-    if given is not None:
-        return given if kind == "fact" or given.polarity in (NEGATED, PAST) else None
     if kind == "fact":
-        return derive(content)
+        return given or derive(content)
     if kind == "episode":
         # An event that ends a state ("stopped being vegetarian", "left Google") says the
         # state no longer holds; an event that starts one is stored beside the fact.
-        claim = derive(content)
-        return claim if claim is not None and claim.polarity == NEGATED else None
+        claim = given or derive(content)
+        ends = claim is not None and claim.polarity == NEGATED and claim.mood == ASSERTED
+        was = claim is not None and claim.polarity == PAST and claim.mood == PAST_STATE
+        return claim if ends or was else None
     return None
 
 

@@ -19,14 +19,16 @@ well-formed ``{"memories": []}`` means "nothing to remember".
 from __future__ import annotations
 
 import calendar
+import logging
 import re
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django.utils import timezone
 
-from memories.extraction.claims import POLARITIES, USER, Claim
+from memories.extraction.claims import ASSERTED, MOODS, PAST_STATE, POLARITIES, USER, Claim
 from memories.extraction.classify_contract import (
     MAX_TAGS,
     MAX_TITLE,
@@ -40,6 +42,8 @@ from memories.extraction.types import (
     Candidate,
 )
 from spaceduck.core.providers.errors import ProviderError
+
+logger = logging.getLogger(__name__)
 
 _PERIODS = r"(?:day|week|month|year|fortnight)s?"
 _MONTH_NAMES = (
@@ -132,6 +136,15 @@ def _candidate(item: Any, index: int, now: datetime) -> Candidate:
     if retention == "reject" and not reason:
         raise ProviderError(f"{where} is rejected without reject_reason")
     time_hint = item["time_hint"].strip()
+    said = _said(item.get("claim"), where)
+    slot = _none_to_empty(item["slot"])
+    past = said.claim is not None and said.claim.mood == PAST_STATE
+    if past and kind == "fact":
+        # A former state happened: an episode with its time, neither a belief nor a slot.
+        kind, slot = "episode", ""
+    occurred_at = resolve_time_hint(time_hint, now) if kind == "episode" else None
+    if past and kind == "episode":
+        occurred_at = occurred_at or said.valid_from or said.valid_until
     return Candidate(
         kind=kind,
         content=content,
@@ -141,31 +154,134 @@ def _candidate(item: Any, index: int, now: datetime) -> Candidate:
         confidence=CONFIDENCE[item["confidence"]],
         tags=clean_tags(item["tags"]) or [kind],
         procedure_subtype=subtype if kind == "procedure" else "",
-        slot=_none_to_empty(item["slot"]),
+        slot=slot,
         time_hint=time_hint,
-        occurred_at=resolve_time_hint(time_hint, now) if kind == "episode" else None,
+        occurred_at=occurred_at,
         retention=retention,
         reject_reason=reason if retention == "reject" else "",  # a stored memory has no reason
         stage="model",
-        claim=_claim(item.get("claim")),
+        claim=said.claim,
+        doubt=_doubt(said.claim),
+        valid_from=said.valid_from,
+        valid_until=said.valid_until,
     )
 
 
-def _claim(value: object) -> Claim | None:
-    """The model's claim, or None (no claim, "none", or not well formed: the rules read it)."""
+@dataclass(frozen=True)
+class _Said:
+    """The model's claim and when it holds, as read from one memory's ``claim``."""
+
+    claim: Claim | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+
+
+# Said of many things at once ("likes sushi", "likes jazz"): the thing is part of what is
+# claimed, or liking one thing would replace liking another. The model is asked to write it
+# ("like:sushi"); a predicate that forgets it gets it here.
+_MANY = frozenset({"like", "own", "play", "speak", "drink", "allergic_to"})
+_SAME_PREDICATE = {"love": "like", "enjoy": "like", "adore": "like", "likes": "like"}
+_OLD_KEYS = {"holder": "subject", "predicate": "attribute"}  # the claim before moods
+# Words of time or emphasis around the object that do not change it ("ghent too",
+# "sushi these days"): only at its ends, so "still life" and "now tv" stay.
+_WHEN = r"(?:these days|nowadays|currently|at the moment)"
+_VALUE_FILLER = re.compile(
+    rf"^(?:{_WHEN}|an?)\s+|[\s,]+(?:{_WHEN}|too|as well|also|either|now|still)$"
+)
+
+
+def _said(value: object, where: str) -> _Said:
+    """The model's claim, or none: null, or a predicate that is empty or "none" (the rules
+    then read the claim from the content, memories.extraction.claims.claim_of). What the model
+    got wrong is logged and left out, never a failed message: an unknown polarity or mood
+    drops the claim (the rules read it), a date that is not ISO 8601 drops that date."""
     if not isinstance(value, Mapping):
+        return _Said()
+    parts = {key: value.get(key, value.get(_OLD_KEYS.get(key, key))) for key in _CLAIM_KEYS}
+    parts["mood"] = parts["mood"] or ASSERTED  # the claim before moods had none
+    text = {k: v.strip() for k, v in parts.items() if isinstance(v, str)}
+    predicate = _predicate(text.get("predicate", ""))
+    if not predicate or predicate == NONE:
+        return _Said()
+    if any(key not in text for key in ("holder", "value", "polarity", "mood")):
+        logger.warning("%s: claim with a field that is not a string left to the rules", where)
+        return _Said()
+    polarity, mood = text["polarity"].lower(), text["mood"].lower()
+    if polarity not in POLARITIES or mood not in MOODS:
+        logger.warning(
+            "%s: claim with polarity %r, mood %r left to the rules",
+            where,
+            parts["polarity"],
+            parts["mood"],
+        )
+        return _Said()
+    valid_from = _date(parts["valid_from"], where, "valid_from", end_of_day=False)
+    valid_until = _date(parts["valid_until"], where, "valid_until", end_of_day=True)
+    if valid_from and valid_until and valid_until < valid_from:
+        logger.warning("%s: valid_until before valid_from, dropped", where)
+        valid_until = None
+    thing = _value(text["value"])
+    head, _, of = predicate.partition(":")
+    if head in _MANY and not of and thing:
+        predicate = f"{head}:{thing}"
+    claim = Claim(_holder(text["holder"]), predicate, thing, polarity, mood=mood)
+    return _Said(claim, valid_from, valid_until)
+
+
+_CLAIM_KEYS = ("holder", "predicate", "value", "polarity", "mood", "valid_from", "valid_until")
+
+
+def _holder(text: str) -> str:
+    """ "the user", "I" -> "user"; "The user's wife", "my wife" -> "user's wife"; "Priya"."""
+    holder = " ".join(text.lower().split()).removeprefix("the ")
+    if holder in ("", "user", "i", "me", "myself"):
+        return USER
+    return re.sub(r"^(?:my|the user's) ", "user's ", holder)
+
+
+def _predicate(text: str) -> str:
+    """snake_case, synonyms folded: "Lives In" -> "lives_in", "love:Sushi" -> "like:sushi"."""
+    head, colon, of = text.partition(":")
+    head = re.sub(r"[\s-]+", "_", head.strip().lower()).strip("_")
+    head = _SAME_PREDICATE.get(head, head)
+    return f"{head}:{_value(of)}" if colon and _value(of) else head
+
+
+def _value(text: str) -> str:
+    """Lower case; fillers, "a"/"an" and trailing punctuation gone: "A Volvo too." -> "volvo"."""
+    value, before = " ".join(text.lower().split()).strip(" .!;:,"), ""
+    while value != before:  # "ghent too these days"
+        before, value = value, _VALUE_FILLER.sub("", value).strip(" .!;:,")
+    return value
+
+
+def _date(value: object, where: str, name: str, *, end_of_day: bool) -> datetime | None:
+    """An ISO 8601 date or date-time, aware (the default time zone when none is given); a
+    bare date's end is the end of that day. None (logged) when it is not one."""
+    if value is None or value == "":
         return None
-    parts = {k: value.get(k) for k in ("subject", "attribute", "value", "polarity")}
-    if not all(isinstance(v, str) for v in parts.values()):
+    if not isinstance(value, str):
+        logger.warning("%s: %s %r is not a date, dropped", where, name, value)
         return None
-    subject, attribute = str(parts["subject"]).strip().lower(), str(parts["attribute"]).strip()
-    polarity = str(parts["polarity"]).strip().lower()
-    if polarity not in POLARITIES or not attribute or attribute.lower() == NONE:
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            when = datetime.combine(day, time.max if end_of_day else time.min)
+        else:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        logger.warning("%s: %s %r is not an ISO 8601 date, dropped", where, name, value)
         return None
-    subject = USER if subject in ("", "user", "the user") else subject.removeprefix("the ")
-    return Claim(
-        subject, attribute.lower(), " ".join(str(parts["value"]).lower().split()), polarity
-    )
+    return when if timezone.is_aware(when) else timezone.make_aware(when)
+
+
+def _doubt(claim: Claim | None) -> str:
+    """Why the candidate is not one of the user's beliefs on its own: said as a hypothetical,
+    a question or someone's report ("" when asserted; a past state is an episode instead)."""
+    if claim is None or claim.mood in (ASSERTED, PAST_STATE):
+        return ""
+    return f"the model read it as {claim.mood}"
 
 
 def _item_problem(item: Mapping[str, Any]) -> str | None:
@@ -176,8 +292,8 @@ def _item_problem(item: Mapping[str, Any]) -> str | None:
             continue
         if key not in item:
             return f"is missing the required key {key!r}"
-        if spec["type"] == "object":
-            continue  # the claim: read leniently by _claim
+        if "type" not in spec:
+            continue  # the claim (an object or null): read leniently by _said
         value = item[key]
         if spec["type"] == "string" and not isinstance(value, str):
             return f"has {key!r} of type {type(value).__name__}, expected string"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memories.extraction.claims import POLARITIES
+from memories.extraction.claims import MOODS, POLARITIES
 from memories.extraction.types import (
     CONFIDENCE,
     IMPORTANCE,
@@ -20,6 +20,32 @@ NONE = "none"  # strict mode has no optional keys, so "not applicable" is a valu
 MAX_TITLE = 60
 MAX_TAGS = 4
 RETENTIONS = ("store", "reject")
+
+# What a fact says (memories.extraction.claims.Claim): null when it says nothing the next
+# fact could replace. Strict mode has no optional keys: every key is required, the dates
+# are null when not said.
+CLAIM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "holder": {"type": "string"},
+        "predicate": {"type": "string"},
+        "value": {"type": "string"},
+        "polarity": {"type": "string", "enum": list(POLARITIES)},
+        "mood": {"type": "string", "enum": list(MOODS)},
+        "valid_from": {"type": ["string", "null"]},
+        "valid_until": {"type": ["string", "null"]},
+    },
+    "required": [
+        "holder",
+        "predicate",
+        "value",
+        "polarity",
+        "mood",
+        "valid_from",
+        "valid_until",
+    ],
+    "additionalProperties": False,
+}
 
 MEMORY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -36,17 +62,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "time_hint": {"type": "string"},
         "retention": {"type": "string", "enum": list(RETENTIONS)},
         "reject_reason": {"type": "string", "enum": [NONE, *REJECT_REASONS]},
-        "claim": {
-            "type": "object",
-            "properties": {
-                "subject": {"type": "string"},
-                "attribute": {"type": "string"},
-                "value": {"type": "string"},
-                "polarity": {"type": "string", "enum": [NONE, *POLARITIES]},
-            },
-            "required": ["subject", "attribute", "value", "polarity"],
-            "additionalProperties": False,
-        },
+        "claim": {"anyOf": [CLAIM_SCHEMA, {"type": "null"}]},
     },
     "required": [
         "kind",
@@ -96,13 +112,22 @@ Kinds:
   tag, push"), "behavioral" for how the assistant should talk to this user (language, length, tone,
   format, how to address them). Use "none" for facts and episodes.
 
-Claim: what a fact says, so that a later fact about the same thing replaces it. subject is
-"user" or a person of theirs ("user's sister"); attribute names what has one value at a time
-(location, employer, role, email, phone, name, age, birthday, diet, partner, "opinion:<thing>",
-"prefers:<kind of thing>", "habit:<activity>", "count:<thing>"); value is lower case ("munich",
-"positive", "10 km", "3"); polarity is "affirmed", "negated" ("no longer likes jazz": opinion:jazz,
-positive, negated) or "past". Polarity "none" (and the other fields "") when a fact has no such
-claim, and for episodes and procedures.
+Claim: what a fact says, so that a later fact with the same holder and predicate replaces it;
+an episode that ends a state has it negated ("sold the car"); else null, as for procedures.
+holder: "user", "user's wife", or a name in lower case. predicate: the verb's lemma with its
+particle, snake_case (live_in, work_at, like, own, play, drink, allergic_to); love/enjoy/like
+are "like", hate/dislike are "like" negated; what can hold of several things at once names the
+thing after a colon (like:sushi, own:dog) so one never replaces another. value: the object in
+lower case without fillers ("too", "as well", "these days"). polarity: affirmed, negated (ended
+or denied) or past ("used to"). mood: asserted, hypothetical (a plan or condition: "if I get
+the post ..."), question, reported (someone else's words) or past (a former state; make it an
+episode). valid_from, valid_until: ISO 8601 dates counted from the message date when it says
+when it holds, else null.
+Example, dated 2026-01-12: "My husband has gone off sushi too, and if I get the post I'll be at
+Arup until March" -> {"holder": "user's husband", "predicate": "like:sushi", "value": "sushi",
+"polarity": "negated", "mood": "asserted", "valid_from": null, "valid_until": null} and
+{"holder": "user", "predicate": "work_at", "value": "arup", "polarity": "affirmed", "mood":
+"hypothetical", "valid_from": null, "valid_until": "2026-03-31"}.
 
 Rules:
 - content is one canonical sentence in the third person about "the user": "The user prefers tea
@@ -111,7 +136,7 @@ Rules:
 - title: at most 60 characters. summary: one short line. tags: 1 to 4 lowercase words.
 - Only learn from the user's own statements about themselves and their work. A message from the
   assistant or a tool does not establish facts about the user; questions assert nothing; what
-  other people said or think is not a fact about the user (but "My sister lives in Madrid" is a
+  other people said or think is not a fact about the user (but "My sister lives in Valencia" is a
   fact about the user's family).
 - Identity goes in slot (name, age, location, employer, role, email, phone, pronouns, birthday)
   with content like "The user lives in Tokyo."; slot is "none" otherwise.

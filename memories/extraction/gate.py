@@ -21,7 +21,8 @@ Rules, in the order they are checked:
 - ``missing_procedure_subtype`` / ``invalid_procedure_subtype``: procedures need one of
   ``PROCEDURE_SUBTYPES``.
 - ``no_action``: an episode must describe something that happened, so its content needs an
-  action verb (see ``has_action``), unless its claim says it is a past state.
+  action verb (see ``has_action``); a former state the model read as one (claim mood "past":
+  "The user used to live in Ghent.") happened over time and needs none.
 - ``invalid_slot``: a non-empty ``slot`` must be one of ``SLOTS``.
 - ``too_many_candidates``: at most ``MAX_CANDIDATES`` candidates are accepted per call (one call
   per message); valid candidates past the cap are rejected. Invalid ones do not use up the cap.
@@ -198,15 +199,16 @@ def _problem(candidate: Candidate) -> str | None:
             )
         if subtype not in PROCEDURE_SUBTYPES:
             return f"invalid_procedure_subtype: {candidate.procedure_subtype!r}"
-    past_state = candidate.claim is not None and candidate.claim.mood == PAST_STATE
-    if candidate.kind == "episode" and not has_action(content) and not past_state:
-        # A past state ("used to live in Cork") is an episode without an action: the parse
-        # said so, with its claim.
+    if candidate.kind == "episode" and not (has_action(content) or _former_state(candidate)):
         return "no_action: an episode needs an action verb"
     slot = (candidate.slot or "").strip().lower()
     if slot and slot not in SLOTS:
         return f"invalid_slot: {candidate.slot!r}"
     return None
+
+
+def _former_state(candidate: Candidate) -> bool:
+    return candidate.claim is not None and candidate.claim.mood == PAST_STATE
 
 
 def _cut(text: str, limit: int) -> str:

@@ -199,9 +199,11 @@ def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
         return []
     if not chat.has_model:
         return rules.classify_message(text, role, timezone.now())
+    # The date, so that the model can write "until Friday" as valid_until (ISO 8601).
+    today = timezone.localdate()
     answer = chat.complete_json(
         system=CLASSIFY_PROMPT,
-        user=f"Message role: {role}\nMessage:\n{text}",
+        user=f"Message role: {role}\nMessage date: {today:%Y-%m-%d (%A)}\nMessage:\n{text}",
         schema_name=SCHEMA_NAME,
         schema=CLASSIFY_SCHEMA,
     )

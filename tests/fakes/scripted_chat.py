@@ -33,7 +33,9 @@ def memory_item(**overrides: Any) -> dict[str, Any]:
     return item | overrides
 
 
-_MESSAGE = re.compile(r"^Message role: (?P<role>\w+)\nMessage:\n(?P<text>.*)\Z", re.DOTALL)
+_MESSAGE = re.compile(
+    r"^Message role: (?P<role>\w+)\n(?:Message date: [^\n]*\n)?Message:\n(?P<text>.*)\Z", re.DOTALL
+)
 
 
 class ScriptedModel:

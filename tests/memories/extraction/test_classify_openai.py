@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from memories.extraction.claims import MOODS
 from memories.extraction.classify import candidates_from_json, date_phrase, resolve_time_hint
 from memories.extraction.classify_contract import CLASSIFY_PROMPT, CLASSIFY_SCHEMA, SCHEMA_NAME
 from memories.extraction.pipeline import classify
@@ -220,7 +222,7 @@ def test_classify_timeout_raises_provider_error(fake_openai: FakeOpenAI) -> None
 # --- the schema -
 def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
     found = [schema] if schema.get("type") == "object" else []
-    for child in schema.get("properties", {}).values():
+    for child in [*schema.get("properties", {}).values(), *schema.get("anyOf", [])]:
         found += _objects(child)
     if "items" in schema:
         found += _objects(schema["items"])
@@ -236,12 +238,16 @@ def test_the_schema_is_strict_mode_compatible() -> None:
         assert sorted(obj["required"]) == sorted(obj["properties"])
 
 
-def test_optional_values_are_an_explicit_none_choice() -> None:
+def test_optional_values_are_an_explicit_none_choice_or_null() -> None:
     props = CLASSIFY_SCHEMA["properties"]["memories"]["items"]["properties"]
 
     for key in ("procedure_subtype", "slot", "reject_reason"):
         assert props[key]["enum"][0] == "none"
-    assert props["claim"]["properties"]["polarity"]["enum"][0] == "none"
+    claim, null = props["claim"]["anyOf"]
+    assert null == {"type": "null"}  # a fact with nothing a later fact could replace
+    assert claim["properties"]["mood"]["enum"] == list(MOODS)
+    for key in ("valid_from", "valid_until"):
+        assert claim["properties"][key] == {"type": ["string", "null"]}
 
 
 # --- time hints -
@@ -273,29 +279,140 @@ def test_date_phrase_keeps_the_precision_of_the_hint() -> None:
     assert date_phrase("two years ago", NOW) == "in 2025"
 
 
-def test_the_model_s_claim_is_kept_and_a_missing_or_none_claim_is_left_to_the_rules() -> None:
-    said = {
-        "subject": "the user",
-        "attribute": "Location",
-        "value": "Munich",
+def claim(**overrides: Any) -> dict[str, Any]:
+    """One well-formed claim object, as a strict json_schema model returns it."""
+    said: dict[str, Any] = {
+        "holder": "user",
+        "predicate": "live_in",
+        "value": "ghent",
         "polarity": "affirmed",
+        "mood": "asserted",
+        "valid_from": None,
+        "valid_until": None,
     }
-    none = {"subject": "", "attribute": "", "value": "", "polarity": "none"}
-    given, nothing, omitted = candidates_from_json(
+    return said | overrides
+
+
+def test_the_model_s_claim_is_kept_and_a_missing_or_none_claim_is_left_to_the_rules() -> None:
+    said = claim(holder="The user", predicate="Live In", value="Ghent as well.")
+    given, nothing, empty, omitted = candidates_from_json(
         {
             "memories": [
-                memory(content="The user lives in Munich.", claim=said),
-                memory(content="The user likes long walks.", claim=none),
+                memory(content="The user lives in Ghent.", claim=said),
+                memory(content="The user likes long walks.", claim=None),
+                memory(content="The user reads a lot.", claim=claim(predicate="")),
                 memory(content="The user is vegetarian."),  # an older answer without the key
             ]
         }
     )
     assert given.claim is not None
-    assert (given.claim.subject, given.claim.attribute, given.claim.value) == (
+    assert (given.claim.holder, given.claim.predicate, given.claim.value) == (
         "user",
-        "location",
-        "munich",
+        "live_in",
+        "ghent",
     )
+    assert (given.claim.polarity, given.claim.mood, given.doubt) == ("affirmed", "asserted", "")
     assert nothing.claim is None
+    assert empty.claim is None  # a claim with no predicate is no claim
     assert omitted.claim is None  # memories.extraction.claims.claim_of reads it when written
     assert CLASSIFY_SCHEMA["properties"]["memories"]["items"]["required"][-1] == "claim"
+
+
+def test_the_claim_reads_holder_predicate_and_value_as_the_rules_would() -> None:
+    wife, likes, named = (
+        c.claim
+        for c in candidates_from_json(
+            {
+                "memories": [
+                    memory(claim=claim(holder="My wife", value="Ghent, too")),
+                    memory(claim=claim(predicate="love", value="Sushi these days")),
+                    memory(claim=claim(holder="Priya", predicate="work-at", value="Arup")),
+                ]
+            }
+        )
+    )
+    assert wife is not None
+    assert (wife.holder, wife.value) == ("user's wife", "ghent")
+    # Liked things are many at once: the thing is part of the predicate.
+    assert likes is not None
+    assert (likes.predicate, likes.value) == ("like:sushi", "sushi")
+    assert named is not None
+    assert (named.holder, named.predicate) == ("priya", "work_at")
+
+
+@pytest.mark.parametrize("mood", ["hypothetical", "question", "reported"])
+def test_a_claim_not_asserted_is_doubted(mood: str) -> None:
+    (fact,) = candidates_from_json({"memories": [memory(claim=claim(mood=mood))]})
+
+    assert fact.claim is not None
+
+    assert fact.claim.mood == mood
+    assert fact.doubt  # never active on its own (memories.write.dedup.store)
+    assert fact.kind == "fact"
+
+
+def test_a_former_state_is_an_episode_with_its_time_and_no_slot() -> None:
+    (episode,) = candidates_from_json(
+        {
+            "memories": [
+                memory(
+                    content="The user used to live in Ghent.",
+                    slot="location",
+                    claim=claim(polarity="past", mood="past", valid_from="2015-09-01"),
+                )
+            ]
+        },
+        now=NOW,
+    )
+
+    assert (episode.kind, episode.slot, episode.doubt) == ("episode", "", "")
+    assert episode.occurred_at == datetime(2015, 9, 1, tzinfo=UTC)
+
+
+def test_the_validity_dates_are_read_as_iso_8601() -> None:
+    (fact,) = candidates_from_json(
+        {
+            "memories": [
+                memory(
+                    claim=claim(valid_from="2026-01-12T09:30:00+01:00", valid_until="2026-03-31")
+                )
+            ]
+        }
+    )
+
+    assert fact.valid_from == datetime(2026, 1, 12, 8, 30, tzinfo=UTC)
+    # A bare date holds to its end.
+    assert fact.valid_until == datetime(2026, 3, 31, 23, 59, 59, 999999, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("said", "claimed", "logged"),
+    [
+        ({"mood": "conditional"}, False, "mood 'conditional'"),
+        ({"polarity": "maybe"}, False, "polarity 'maybe'"),
+        ({"valid_until": "next Friday"}, True, "valid_until 'next Friday'"),
+        ({"valid_from": 20260112}, True, "valid_from 20260112"),
+        ({"valid_from": "2026-05-01", "valid_until": "2026-04-01"}, True, "before valid_from"),
+        ({"holder": 7, "value": None}, False, "not a string"),
+    ],
+    ids=["unknown-mood", "unknown-polarity", "bad-date", "not-a-string", "reversed", "types"],
+)
+def test_a_malformed_claim_is_logged_and_left_out_never_a_failure(
+    said: dict[str, Any], claimed: bool, logged: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="memories.extraction.classify"):
+        (fact,) = candidates_from_json({"memories": [memory(claim=claim(**said))]})
+
+    assert (fact.claim is not None) is claimed
+    assert fact.valid_until is None
+    assert logged in caplog.text
+    assert not fact.doubt
+
+
+def test_the_request_names_the_message_date(fake_openai: FakeOpenAI) -> None:
+    fake_openai.enqueue("chat", content=answer())
+
+    classify(make_chat(fake_openai), text="I'm in Ghent until Friday.", role="user")
+
+    user = fake_openai.requests[0].json["messages"][1]["content"]
+    assert re.search(r"^Message date: \d{4}-\d\d-\d\d \(\w+day\)$", user, re.MULTILINE)

@@ -37,7 +37,9 @@ from tests.memories.extraction.test_injection_corpus import (
 Entry = dict[str, str]
 Item = Callable[[str], dict[str, Any]]
 
-_MESSAGE = re.compile(r"^Message role: \w+\nMessage:\n(?P<text>.*)\Z", re.DOTALL)
+_MESSAGE = re.compile(
+    r"^Message role: \w+\n(?:Message date: [^\n]*\n)?Message:\n(?P<text>.*)\Z", re.DOTALL
+)
 # Any other job (arbitration, summaries) gets an answer valid for its schema.
 _OTHER_JOBS = {"summary": "A summary.", "verdict": "consistent", "reason": "Fine.", "memories": []}
 HIDDEN_FRENCH = (
