@@ -16,7 +16,7 @@ structured output; ``derive`` is the fallback when it omits one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 AFFIRMED, NEGATED, PAST = "affirmed", "negated", "past"
 POLARITIES = (AFFIRMED, NEGATED, PAST)
@@ -208,6 +208,50 @@ def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | Non
         was = claim is not None and claim.polarity == PAST and claim.mood == PAST_STATE
         return claim if ends or was else None
     return None
+
+
+# One meaning, one predicate, whoever read the claim (the parse, the model, the rules): the
+# attributes the readers of canonical sentences use (``derive``) for what has one value at a
+# time, and ``about:<thing>`` with the verb as value for what the holder does or has.
+FOLDED = {
+    "live_in": "location", "lives_in": "location", "reside_in": "location",
+    "base_in": "location", "be_based_in": "location", "be_in": "be_in", "move_to": "location",
+    "work_at": "employer", "work_for": "employer", "be_employed_by": "employer",
+    "works_at": "employer", "works_for": "employer", "work_as": "role", "works_as": "role",
+}  # fmt: skip
+LIKING = {
+    "like": "positive", "love": "positive", "enjoy": "positive", "adore": "positive",
+    "dislike": "negative", "hate": "negative", "detest": "negative", "loathe": "negative",
+}  # fmt: skip
+SAME_VERB = {"own": "have", "get": "have", "has": "have", "owns": "have"}
+# Done or had with many things at once ("plays the piano", "plays tennis"): each its own claim.
+# (One car is driven at a time: "drive" keeps one value.)
+MANY = frozenset({
+    "have", "play", "speak", "drink", "eat", "allergic_to", "be_allergic_to", "read", "watch",
+    "collect", "grow", "keep", "use", "study",
+})  # fmt: skip
+# Predicates with a thing after the colon that are their own vocabulary already.
+_OWN_VOCABULARY = ("opinion", "count", "habit", "prefers", "about", "favourite", "eats", "stay")
+
+
+def folded(claim: Claim) -> Claim:
+    """The claim in the shared vocabulary: "live_in" -> "location", "like:jazz" ->
+    "opinion:jazz" (positive), "play" of "piano" -> "about:piano" (play)."""
+    head, colon, thing = claim.attribute.partition(":")
+    head = SAME_VERB.get(head, head)
+    if head in LIKING:
+        return replace(claim, attribute=f"opinion:{thing or claim.value}", value=LIKING[head])
+    if head in FOLDED and not colon:
+        return replace(claim, attribute=FOLDED[head])
+    if head in MANY or (
+        colon
+        and head
+        not in ("opinion", "count", "habit", "prefers", "about", "favourite", "eats", "stay")
+    ):
+        what = thing or claim.value
+        if what:
+            return replace(claim, attribute=f"{ABOUT}{what}", value=head)
+    return replace(claim, attribute=head + (colon + thing if colon else ""))
 
 
 def stored_value(claim: Claim) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from memories.extraction.claims import ASSERTED, MOODS, PAST_STATE, POLARITIES, USER, Claim
+from memories.extraction.claims import ASSERTED, MOODS, PAST_STATE, POLARITIES, USER, Claim, folded
 from memories.extraction.classify_contract import (
     MAX_TAGS,
     MAX_TITLE,
@@ -224,7 +224,7 @@ def _said(value: object, where: str) -> _Said:
     head, _, of = predicate.partition(":")
     if head in _MANY and not of and thing:
         predicate = f"{head}:{thing}"
-    claim = Claim(_holder(text["holder"]), predicate, thing, polarity, mood=mood)
+    claim = folded(Claim(_holder(text["holder"]), predicate, thing, polarity, mood=mood))
     return _Said(claim, valid_from, valid_until)
 
 

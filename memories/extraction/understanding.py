@@ -38,6 +38,7 @@ from memories.extraction.claims import (
     USER,
     Claim,
     derive,
+    folded,
 )
 from memories.extraction.types import SLOTS
 from memories.extraction.validity import Validity, validity_of
@@ -91,11 +92,6 @@ INTRODUCTION_NOUNS = frozenset(
 )  # fmt: skip
 # A place or affiliation said with one of these prepositions has one value at a time.
 FUNCTIONAL_PREPS = frozenset({"in", "at", "for"})
-# One meaning, one predicate: the names the attribute readers (claims.derive) use.
-FOLDED = {
-    "live_in": "location", "reside_in": "location", "base_in": "location",
-    "work_at": "employer", "work_for": "employer", "own": "have", "get": "have",
-}  # fmt: skip
 # Living or being somewhere with someone or something ("live in Leeds with our dog").
 COMPANION_VERBS = frozenset({"live", "be", "stay", "move", "settle", "share"})
 STATIVE = frozenset(
@@ -532,10 +528,9 @@ def _claim(
     if not value:
         raise _Decline
     if prep in FUNCTIONAL_PREPS or (head.lemma_ == "be" and prep and "_" not in prep):
-        predicate = f"{head.lemma_.lower()}_{prep}"
-        return Claim(holder, FOLDED.get(predicate, predicate), value, polarity)
+        return folded(Claim(holder, f"{head.lemma_.lower()}_{prep}", value, polarity))
     verb = f"{lemma}_{prep}" if prep else lemma
-    return Claim(holder, f"about:{value}", FOLDED.get(verb, verb), polarity)
+    return folded(Claim(holder, f"{verb}:{value}", value, polarity))
 
 
 def _object(head: Token) -> tuple[Token | None, str]:

@@ -306,9 +306,10 @@ def test_the_model_s_claim_is_kept_and_a_missing_or_none_claim_is_left_to_the_ru
         }
     )
     assert given.claim is not None
+    # In the vocabulary every reader shares (claims.folded): living in is "location".
     assert (given.claim.holder, given.claim.predicate, given.claim.value) == (
         "user",
-        "live_in",
+        "location",
         "ghent",
     )
     assert (given.claim.polarity, given.claim.mood, given.doubt) == ("affirmed", "asserted", "")
@@ -333,11 +334,12 @@ def test_the_claim_reads_holder_predicate_and_value_as_the_rules_would() -> None
     )
     assert wife is not None
     assert (wife.holder, wife.value) == ("user's wife", "ghent")
-    # Liked things are many at once: the thing is part of the predicate.
+    # Liked things are many at once: the thing is part of the predicate, a stance the value
+    # (the rules' and the parse's "opinion:<thing>").
     assert likes is not None
-    assert (likes.predicate, likes.value) == ("like:sushi", "sushi")
+    assert (likes.predicate, likes.value) == ("opinion:sushi", "positive")
     assert named is not None
-    assert (named.holder, named.predicate) == ("priya", "work_at")
+    assert (named.holder, named.predicate) == ("priya", "employer")
 
 
 @pytest.mark.parametrize("mood", ["hypothetical", "question", "reported"])

@@ -214,7 +214,7 @@ def test_a_former_state_is_an_episode_and_replaces_nothing(say: Any) -> None:
 
     lada = Memory.objects.get(pk=candidate(record)["memory_id"])
     # A past state keeps its claim (it ends "owns a Lada" if that were held), with its mood.
-    assert (lada.kind, lada.status, lada.claim_attribute) == ("episode", "active", "own:lada")
+    assert (lada.kind, lada.status, lada.claim_attribute) == ("episode", "active", "about:lada")
     assert (lada.claim_polarity, lada.claim_mood) == ("past", "past")
     assert lada.occurred_at is not None
     assert lada.occurred_at.year == 2009
