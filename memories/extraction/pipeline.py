@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from django.utils import timezone
 
-from memories.extraction import clauses, firewall, gate, guard, regex, understanding
+from memories.extraction import clauses, conversation, firewall, gate, guard, regex, understanding
 from memories.extraction.claims import AFFIRMED, NEGATED, claim_of
 from memories.extraction.classify import candidates_from_json
 from memories.extraction.classify_contract import CLASSIFY_PROMPT, CLASSIFY_SCHEMA, SCHEMA_NAME
@@ -224,6 +224,51 @@ def _understood(source: Source, text: str, chat: ChatProvider) -> understanding.
     return understanding.read_message(text, timezone.now(), source.before)
 
 
+def _with_the_conversation(
+    source: Source, text: str, chat: ChatProvider
+) -> tuple[str, list[Candidate]]:
+    """The message read with the turns before it (offline, a user's): a correction rewrites
+    the memory it corrects ("make it seven" -> "... for seven people", replacing the old);
+    a short answer is read as the statement it makes ("Ghent." to "Which city are you
+    in?" -> "I am in Ghent."). Otherwise the text as it is."""
+    before = source.before
+    if before is None or source.role != "user" or chat.has_model or not text.strip():
+        return text, []
+    correction = conversation.correction_in(text)
+    if correction is not None:
+        rows = before.memories()
+        kinds = {memory_id: kind for memory_id, kind, _ in rows}
+        rewrites = conversation.corrected([(i, c) for i, _, c in rows], correction)
+        if rewrites:
+            return "", [_rewritten(r, kinds[r.memory_id]) for r in rewrites]
+    if len(text.split()) <= conversation.MAX_ANSWER_WORDS:
+        turns = before.turns()
+        if turns and turns[-1][0] == "assistant":
+            said = conversation.answer_to(turns[-1][1], text)
+            if said and said.startswith("The user"):  # already the memory's sentence
+                return "", [_answer(said)]
+            if said:
+                return said, []
+    return text, []
+
+
+def _answer(content: str) -> Candidate:
+    candidate = make_candidate(
+        "fact", content, importance="standard", confidence=CONFIDENCE["stated"], tags=[]
+    )
+    candidate.stage = "parse"
+    return candidate
+
+
+def _rewritten(rewrite: conversation.Rewrite, kind: str) -> Candidate:
+    candidate = make_candidate(
+        kind, rewrite.content, importance="standard", confidence=CONFIDENCE["stated"], tags=[]
+    )
+    candidate.replaces = [rewrite.memory_id]
+    candidate.stage = "parse"
+    return candidate
+
+
 def _candidates(read: understanding.Reading) -> list[Candidate]:
     out = []
     for statement in read.statements:
@@ -261,6 +306,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
         ]
     text = guard.strip_recalled(source.text)
     verdicts: list[Verdict] = []
+    text, rewrites = _with_the_conversation(source, text, chat)
     read = _understood(source, text, chat)
     verdicts += [Verdict(Candidate(kind="", content=""), "fallback", note) for note in read.notes]
     rest = read.rest
@@ -268,7 +314,7 @@ def propose(source: Source, chat: ChatProvider) -> tuple[list[Candidate], list[V
     found = regex.extract(read_chat(rest)) if source.role == "user" else []
     failpoint("extraction.before_classify")
     classified = classify(chat, text=rest if not chat.has_model else text, role=source.role)
-    merged = _merge(found, [*_candidates(read), *classified])
+    merged = _merge(found, [*rewrites, *_candidates(read), *classified])
     if not chat.has_model and source.role == "user":
         # The offline rules' second pass: statements no rule recognised, read by structure.
         merged = refine(merged + clauses.propose(rest, merged, timezone.now()))

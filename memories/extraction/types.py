@@ -62,6 +62,9 @@ class Candidate:
     # ``valid_until`` it leaves recall and context (the staleness job marks it stale).
     valid_from: datetime | None = None
     valid_until: datetime | None = None
+    # The memories it corrects ("make it seven" after "dinner for six"): superseded by it,
+    # whatever their claims or cosine say.
+    replaces: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -20,7 +20,7 @@ reason kept for the extraction record (``Reading.notes``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -123,9 +123,46 @@ class Reading:
 
 @dataclass
 class Before:
-    """The conversation before the message: whom "she" and "he" can be."""
+    """The conversation before the message, read only when the message needs it (the write
+    path's hot loop pays nothing for a message that stands alone): the turns before it,
+    latest last, as (role, text); the live memories its thread produced, oldest first, as
+    (id, kind, content); the people named so far (whom "she" and "he" can be)."""
 
     holders: list[str] = field(default_factory=list)  # other people named, latest last
+    turns: Callable[[], list[tuple[str, str]]] = lambda: []
+    memories: Callable[[], list[tuple[int, str, str]]] = lambda: []
+    _earlier_read: bool = False
+
+    def people(self) -> list[str]:
+        """The people named in this message so far, else in the user's turns before it."""
+        if not self.holders and not self._earlier_read:
+            self._earlier_read = True
+            for role, text in self.turns():
+                if role == "user":
+                    _people_in(text, self.holders)
+            if not self.holders:  # an earlier session: what its memories say about whom
+                self.holders += [
+                    f"user's {found.group(1).lower()}"
+                    for _, _, content in self.memories()
+                    if (found := _ABOUT_RELATIVE.match(content))
+                ]
+        return self.holders
+
+
+_ABOUT_RELATIVE = re.compile(rf"^The user's ((?:{RELATIVES}|wife|kid|child|partner))\b", re.I)
+
+
+def _people_in(text: str, people: list[str]) -> None:
+    """Add the people a message's subjects name ("My sister drinks ...", "Rita said ...")."""
+    from spaceduck.core.parse import parse
+
+    for sentence in parse(text).sents:
+        for token in sentence:
+            if token.dep_ in ("nsubj", "nsubjpass") and token.lower_ not in ("i", "we", "you"):
+                try:
+                    _holder(token, people)
+                except _Decline:
+                    continue
 
 
 def read_message(text: str, now: datetime, before: Before | None = None) -> Reading:
@@ -134,7 +171,7 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
     from spaceduck.core.parse import parse
 
     reading = Reading()
-    people = (before or Before()).holders
+    people = _Earlier(before or Before())
     try:
         doc = parse(text)
     except Exception as exc:  # a parser failure must never fail the message
@@ -147,6 +184,14 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
         rest += declined
     reading.rest = " ".join(rest)
     return reading
+
+
+class _Earlier(list[str]):
+    """The people named in this message (a list), and the conversation to look back into."""
+
+    def __init__(self, before: Before) -> None:
+        super().__init__(before.holders)
+        self.before = before
 
 
 class _Decline(Exception):
@@ -262,6 +307,8 @@ def _holder(subject: Token | None, people: list[str]) -> str:
         return USER
     if lower in ("he", "she", "they") and people:
         return people[-1]
+    if lower in ("he", "she") and isinstance(people, _Earlier) and people.before.people():
+        return people.before.people()[-1]
     if _a_person(subject):
         name = _phrase(subject, keep_appos=False)
         people.append(name.lower())

@@ -626,3 +626,35 @@ def _messages_newest_first(
     with connection.cursor() as cursor:
         rows = cursor.execute(sql, [thread_id, *params, limit]).fetchall()
     return [plan.instance(Message, row) for row in rows]
+
+
+# --- The conversation before a message (extraction reads a message with it) ---------------
+
+TURNS_BEFORE = 4  # the previous user and assistant turns, and the pair before them
+RECENT_MEMORIES = 20  # what a correction can point back to ("I meant Wednesday")
+
+
+def turns_before(message: Message) -> list[tuple[str, Any]]:
+    """The ``TURNS_BEFORE`` messages before ``message`` in its thread, oldest first, as
+    (role, content): the (thread, created_at, id) index, newest first, a few rows."""
+    earlier = Q(created_at__lt=message.created_at) | Q(
+        created_at=message.created_at, id__lt=message.pk
+    )
+    rows = (
+        Message.objects.filter(thread_id=message.thread_id)
+        .filter(earlier)
+        .order_by("-created_at", "-id")
+        .values_list("role", "content")[:TURNS_BEFORE]
+    )
+    return list(reversed(rows))
+
+
+def recent_memories(namespace: str) -> list[tuple[int, str, str]]:
+    """The namespace's ``RECENT_MEMORIES`` newest live memories, oldest first, as (id, kind,
+    content): the (namespace, id) index."""
+    rows = (
+        Memory.objects.filter(namespace=namespace, status__in=("candidate", "active", "stale"))
+        .order_by("-id")
+        .values_list("id", "kind", "content")[:RECENT_MEMORIES]
+    )
+    return list(reversed(rows))

@@ -32,8 +32,15 @@ from memories.extraction import firewall
 from memories.extraction.guard import strip_recalled
 from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
+from memories.extraction.understanding import Before
 from memories.models import Extraction, Message, SourceType
-from memories.store.selectors import PREVIOUS_CONTENT_OF_M, message_get, previous_message_content
+from memories.store.selectors import (
+    PREVIOUS_CONTENT_OF_M,
+    message_get,
+    previous_message_content,
+    recent_memories,
+    turns_before,
+)
 from memories.store.token_estimate import text_of
 from memories.write.dedup import WriteContext, commit_candidate
 from spaceduck.core import runtime
@@ -79,6 +86,12 @@ def source_of(message: Message, record: Extraction) -> Source:
         task_id=record.task_id,
         skill_id=record.skill_id,
         from_recall=bool(provenance.get("recalled") or provenance.get("compaction")),
+        before=Before(
+            turns=lambda: [
+                (role, strip_recalled(text_of(content))) for role, content in turns_before(message)
+            ],
+            memories=lambda: recent_memories(record.namespace),
+        ),
     )
 
 

@@ -1,0 +1,172 @@
+"""Reading a message with the turns before it: short answers and corrections.
+
+A message is often only understood with the conversation: "Ghent." answers the
+assistant's "Which city are you in?", "make it seven" changes the "six people" said a
+turn before, "it's Kathryn, K-A-T-H-R-Y-N" respells a name. Here:
+
+- ``answer_to(question, reply)``: the statement a short reply makes, in the user's words
+  ("I am in Ghent."), for the parse to read as if the user had said it;
+- ``correction_in(text)``: what a correcting message replaces, with what (an explicit
+  "not X but Y", "I meant Y", "make it Y", a spelling);
+- ``corrected(memories, correction)``: the memories the correction rewrites, each with
+  its new content (the decision step then supersedes the old one).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memories.extraction.claims import NUMBER_WORDS
+
+# A reply this short (in words) to a question is an answer, not a statement of its own.
+MAX_ANSWER_WORDS = 8
+_WH = re.compile(
+    r"\b(?:which|what)\s+(?P<noun>[a-z]+)\s+(?P<verb>are|were|do|did)\s+you\s+(?P<rest>[^?]*)\?",
+    re.I,
+)
+_HOW_MANY = re.compile(r"\bhow many\s+(?P<noun>[a-z]+)", re.I)
+_ANY = re.compile(
+    r"(?:^|[.!]\s+|\bor\s+)(?:any|do you have any)\s+(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s*\?", re.I
+)
+_ANSWER_END = re.compile(r"\s*(?:[,.;!?]|\s-\s|\s+so\s+|\s+but\s+|\s+and\s+).*$", re.I)
+_NUMBER = r"\d+|" + "|".join(k for k in NUMBER_WORDS if len(k) > 2)
+_LEADING_NUMBER = re.compile(rf"^(?P<n>{_NUMBER})\b", re.I)
+
+
+def answer_to(question: str, reply: str) -> str | None:
+    """The user's reply as the statement it makes, or None when it is not a short answer
+    to one of the questions this understands."""
+    answer = _answer(reply)
+    if not answer or not question.rstrip().endswith("?"):
+        return None
+    asked = _last_question(question)
+    if (found := _HOW_MANY.search(asked)) is not None:
+        number = _LEADING_NUMBER.match(answer)
+        return f"I have {number.group('n')} {found.group('noun')}." if number else None
+    if (found := _WH.search(asked)) is not None:
+        verb = {"are": "am ", "were": "was "}.get(found.group("verb").lower(), "")
+        return f"I {verb}{found.group('rest').strip()} {answer}."
+    if (found := _ANY.search(asked)) is not None and answer.lower() not in ("no", "none", "nope"):
+        return f"The user's {found.group('noun').lower()} include {answer}."
+    return None
+
+
+def _answer(reply: str) -> str:
+    """The answer at the start of a short reply: "Halifax, the Canadian one" -> "Halifax"."""
+    text = reply.strip()
+    if not text or len(text.split()) > MAX_ANSWER_WORDS or "?" in text or _SAYS_ITSELF.search(text):
+        return ""
+    answer = _ANSWER_END.sub("", text).strip(" !.-")
+    return answer if len(answer.split()) <= MAX_ANSWER_CORE else ""
+
+
+# A reply with its own subject says its own statement ("I moved to Tokyo last month").
+_SAYS_ITSELF = re.compile(r"\b(?:i|i'm|im|we|we're|my|our)\b", re.I)
+MAX_ANSWER_CORE = 4
+
+
+def _last_question(text: str) -> str:
+    """The last sentence that asks something ("Sure - which city are you in?")."""
+    pieces = re.split(r"(?<=[.!?])\s+", text.strip())
+    asked = [p for p in pieces if p.endswith("?")]
+    return asked[-1] if asked else ""
+
+
+@dataclass(frozen=True)
+class Correction:
+    new: str  # what is meant
+    old: str = ""  # what it replaces, when said ("not Vienna but Venice")
+    spelling: bool = False  # the same name, spelt otherwise
+
+
+_SIGNAL = r"(?:i meant|i mean|sorry|oops|no wait|wait|correction|typo|actually|my bad|i spelled)"
+_NOT_BUT = re.compile(r"\bnot (?P<old>[\w' -]+?) but (?P<new>[\w' -]+?)(?=[.,!;]|$)", re.I)
+_NEW_NOT_OLD = re.compile(
+    r"\b(?:i meant|it'?s|make (?:it|that))\s+(?P<new>[\w' -]+?),?\s+not\s+(?P<old>[\w' -]+?)"
+    r"(?=[.,!;]|\s+typo|$)",
+    re.I,
+)
+_MEANT = re.compile(
+    r"\b(?:i meant|make (?:it|that)|it'?s actually|it'?s|actually)\s+"
+    r"(?P<new>[\w'-]+(?:\s+[\w'-]+)?)",
+    re.I,
+)
+_SPELLED = re.compile(r"\b(?:[A-Z]-){2,}[A-Z]\b")
+_WITH_LETTER = re.compile(r"\b(?:with|without) an? [a-z]\b|\b[a-z] before [a-z]\b", re.I)
+
+
+def correction_in(text: str) -> Correction | None:
+    """What a correcting message means, or None when it does not correct anything."""
+    if not re.search(_SIGNAL, text, re.I) and not re.search(r"\bmake (?:it|that)\b", text, re.I):
+        return None
+    for pattern in (_NOT_BUT, _NEW_NOT_OLD):
+        if (found := pattern.search(text)) is not None:
+            return Correction(new=_word(found.group("new")), old=_word(found.group("old")))
+    spelling = bool(_SPELLED.search(text) or _WITH_LETTER.search(text) or "spell" in text.lower())
+    if (found := _MEANT.search(text)) is not None:
+        return Correction(new=_word(found.group("new")), spelling=spelling)
+    return None
+
+
+def _word(text: str) -> str:
+    words = text.strip().split()
+    # "twelve years" -> "twelve years"; "Wednesday. same time" was cut at the full stop.
+    return " ".join(words[:3]).strip(" .,")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    memory_id: int
+    content: str
+
+
+def corrected(memories: list[tuple[int, str]], correction: Correction) -> list[Rewrite]:
+    """The newest memory the correction rewrites, with the old value replaced."""
+    for memory_id, content in reversed(memories):
+        old = correction.old or _same_kind(content, correction)
+        if old and old.lower() in content.lower() and old.lower() != correction.new.lower():
+            pattern = re.compile(rf"\b{re.escape(old)}\b", re.I)
+            new = _without_what_follows(correction.new, content, old)
+            new = _cased(new) if old[:1].isupper() else new
+            return [Rewrite(memory_id, pattern.sub(new, content, count=1))]
+    return []
+
+
+def _without_what_follows(new: str, content: str, old: str) -> str:
+    """ "three cats" for "two" in "has two cats" -> "three": the noun is there already."""
+    after = content.lower().split(old.lower(), 1)[1].split()
+    words = new.split()
+    while len(words) > 1 and after and words[-1].lower().strip(".,") == after[0].strip(".,"):
+        words, after = words[:-1], after[1:]
+    return " ".join(words)
+
+
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+
+
+def _same_kind(content: str, correction: Correction) -> str:
+    """The value in ``content`` of the new value's kind: a number for a number, a day for a
+    day, a name like it for a spelling."""
+    new = correction.new.lower()
+    first = new.split()[0]
+    if first.isdigit() or first in NUMBER_WORDS:
+        found = re.search(rf"\b(?:{_NUMBER})\b", content, re.I)
+        return found.group(0) if found else ""
+    if first in _DAYS.split("|"):
+        found = re.search(rf"\b(?:{_DAYS})\b", content, re.I)
+        return found.group(0) if found else ""
+    names = re.findall(r"\b[A-Z][a-z]+\b", content)
+    close = [n for n in names if n.lower() != new and _alike(n.lower(), new)]
+    return close[-1] if close else ""
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two spellings of one name: the same first or last letters and few edits apart."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, a, b).ratio() >= 0.6
+
+
+def _cased(new: str) -> str:
+    return new[:1].upper() + new[1:] if new[:1].isalpha() else new
