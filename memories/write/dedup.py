@@ -6,7 +6,8 @@ namespace and kind:
 
 1. task budget: a task run writes at most ``max_memory_writes`` memories;
 2. exact duplicate (normalised content hash, same scope): touch it, store nothing;
-3. claims (``memories.extraction.claims``: subject, attribute, value, polarity): a live fact
+3. claims (``memories.extraction.claims``: subject, attribute, value, polarity; compared in
+   ``memories.write.decide``): a live fact
    about the same subject and attribute with the same value is restated (touch it, store
    nothing, whatever the wording); every one whose value or polarity conflicts is superseded,
    whatever the cosine; one about something else (another person, another attribute) is
@@ -47,6 +48,7 @@ from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.store import vector_index
 from memories.store.selectors import memories_by_id
+from memories.write.decide import conflicts, restates, same_thing
 from memories.write.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck.core import runtime
 from spaceduck.core.db.fast import (
@@ -502,7 +504,7 @@ def _claim_read(claim: Claim, ctx: WriteContext) -> Statement:
 
 def _holders_of(claim: Claim, memories: list[Memory]) -> list[tuple[Memory, Claim]]:
     held = [(memory, _stored_claim(memory)) for memory in memories]
-    return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
+    return [(memory, other) for memory, other in held if other and same_thing(claim, other)]
 
 
 def _stored_claim(memory: Memory) -> Claim | None:
@@ -518,7 +520,7 @@ def _other_thing(candidate: Candidate, memory: Memory) -> bool:
     return (
         candidate.claim is not None
         and theirs is not None
-        and not candidate.claim.same_thing(theirs)
+        and not same_thing(candidate.claim, theirs)
     )
 
 
@@ -705,7 +707,7 @@ def contradicting(memory: Memory) -> list[Memory]:
     return [
         other
         for other, theirs in _claim_holders(claim, ctx)
-        if other.pk != memory.pk and claim.conflicts(theirs)
+        if other.pk != memory.pk and conflicts(claim, theirs)
     ]
 
 
@@ -752,7 +754,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     candidate.claim = claim
     for memory, theirs in holders:
         # An episode is an event with its own date, never a duplicate of the fact it ends.
-        if claim is not None and candidate.kind == "fact" and claim.restates(theirs):
+        if claim is not None and candidate.kind == "fact" and restates(claim, theirs):
             why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
             return _duplicate(memory, candidate, ctx, why, None)
     vector = get_embedder().embed([candidate.content])[0]
@@ -761,7 +763,7 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
     supersede = [
         (m, f"{_describe(theirs)}: a new value or polarity")
         for m, theirs in holders
-        if claim is not None and claim.conflicts(theirs)
+        if claim is not None and conflicts(claim, theirs)
     ]
     supersede += [
         (m, f"slot '{candidate.slot}' has a new value")
@@ -805,10 +807,10 @@ def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
         if claim is not None:
             known = {old.pk for old, _ in supersede}
             for memory, theirs in locked.holders:
-                if candidate.kind == "fact" and claim.restates(theirs):
+                if candidate.kind == "fact" and restates(claim, theirs):
                     why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
                     return _duplicate(memory, candidate, ctx, why, None)
-                if memory.pk not in known and claim.conflicts(theirs):  # stored meanwhile
+                if memory.pk not in known and conflicts(claim, theirs):  # stored meanwhile
                     supersede.append((memory, f"{_describe(theirs)}: a new value or polarity"))
         late = _near_duplicate_since(seen, vector, candidate, ctx, locked.version)
         if late is not None:
