@@ -2,10 +2,11 @@
 sentence ("The user lives in Munich.", "The user's sister's birthday is May 3.").
 
 Two memories about the same subject and attribute are about one thing: a new value or
-polarity updates it, the same value restates it (memories.write.dedup decides on claims first,
-then on similarity). So the attribute names what can only have one value at a time: where
-the user lives, who they work for, how they feel about jazz (``opinion:jazz``), how far
-they run (``habit:run``), how many cats they have (``count:cat``).
+polarity updates it, the same value restates it (memories.write.decide compares claims and
+decides on them first, then on similarity; this module only reads them). So the attribute
+names what can only have one value at a time: where the user lives, who they work for, how
+they feel about jazz (``opinion:jazz``), how far they run (``habit:run``), how many cats
+they have (``count:cat``).
 
 Offline rules, English only, on the sentences the extraction stages write (third person,
 "The user ..."). A sentence they do not recognise has no claim: the cosine band and the
@@ -144,53 +145,7 @@ class Claim:
             "mood": self.mood,
         }
 
-    def same_thing(self, other: Claim) -> bool:
-        """Whether the two claims are about one thing (so one value at a time)."""
-        if self.key != other.key:
-            return False
-        if self.attribute != "prefers":
-            return True  # "prefers:drink": one preference among drinks
-        # "prefers tea" and "prefers coffee over tea" are about tea against coffee; "prefers
-        # window seats" is about something else.
-        return bool(({self.value} | self.others) & ({other.value} | other.others))
 
-    def conflicts(self, other: Claim) -> bool:
-        """Whether both cannot hold at once, so the newer replaces the older: another value
-        of the same thing, both affirmed ("lives in Munich" / "lives in Berlin"), or the same
-        value said the other way ("no longer likes jazz" / "loves jazz"). A denial of one
-        value leaves another standing ("no longer lives in Berlin" / "lives in Munich")."""
-        if not self.same_thing(other) or self.restates(other):
-            return False
-        if self.attribute.startswith(ABOUT):
-            # "plays the piano" / "stopped playing the piano", or "gave up the piano" (any
-            # verb, "*"); "plays tennis" beside "watches tennis" is two things.
-            return self.polarity != other.polarity and _same_doing(self.value, other.value)
-        if self.polarity == other.polarity:
-            return self.polarity == AFFIRMED
-        # "is single" (no partner at all) against "is dating Sam"; else the same value.
-        return (
-            not self.value
-            or not other.value
-            or same_value(_unstaged(self.value), _unstaged(other.value))
-        )
-
-    def restates(self, other: Claim) -> bool:
-        """The same thing with the same value and polarity ("Berlin" and "Berlin, Germany")."""
-        if self.attribute.startswith(ABOUT) and self.same_thing(other):
-            ended = self.polarity != AFFIRMED
-            return self.polarity == other.polarity and (
-                self.value == other.value or (ended and _same_doing(self.value, other.value))
-            )
-        return (
-            self.same_thing(other)
-            and self.polarity == other.polarity
-            and same_value(self.value, other.value)
-        )
-
-
-def _same_doing(a: str, b: str) -> bool:
-    """The same verb, or "*" (whatever the holder did with it: "gave up the trumpet")."""
-    return a == b or "*" in (a, b)
 
 
 def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | None:
@@ -267,14 +222,6 @@ def from_columns(subject: str, attribute: str, value: str, polarity: str) -> Cla
     return Claim(subject, attribute, first, polarity or AFFIRMED, frozenset(others))
 
 
-def same_value(a: str, b: str) -> bool:
-    """Equal, or one names the other more precisely at a comma ("berlin" / "berlin, germany")."""
-    if a == b:
-        return True
-    first_a, first_b = a.split(",")[0].strip(), b.split(",")[0].strip()
-    return bool(first_a) and first_a == first_b
-
-
 # Sentences that name the thing first: "Jazz is the user's favourite thing to do",
 # "Chess is no longer the user's thing", "Tea is the user's drink of choice"; and the user's
 # favourite or go-to one of a kind ("The user's go-to drink is coffee").
@@ -315,12 +262,6 @@ def _liked_most(value: str, kind: str, polarity: str) -> Claim:
     if kind:
         return Claim(USER, f"favourite:{kind}", value, polarity)
     return Claim(USER, f"opinion:{value}", "positive", polarity)
-
-
-def _unstaged(value: str) -> str:
-    """The value without its stage ("sam (engaged)" -> "sam"): breaking up with Sam ends
-    whatever stage it had reached."""
-    return re.sub(r"\s*\([^)]*\)$", "", value)
 
 
 _PLURAL_VERBS = {"have": "has", "are": "is", "were": "was", "own": "owns", "live": "lives"}

@@ -1,27 +1,29 @@
-"""Keeping memory clean at write time: exact dedup, semantic dedup, contradictions.
+"""Keeping memory clean at write time: what happens to each candidate memory.
 
-For each candidate that passed the extraction stages (or came in through the
-API), ``commit_candidate`` decides, against the live memories of the same
-namespace and kind:
+For each candidate that passed the extraction stages (or came in through the API),
+``commit_candidate`` gathers what is known about it (``_gather``), lets
+``memories.write.decide`` decide once what happens to it (a pure function: ignore,
+duplicate, update, conflict or insert; its docstring has the rules), and applies that
+(``_apply``) in one transaction: store, supersede, open conflicts, touch.
 
-1. task budget: a task run writes at most ``max_memory_writes`` memories;
-2. exact duplicate (normalised content hash, same scope): touch it, store nothing;
-3. claims (``memories.extraction.claims``: subject, attribute, value, polarity): a live fact
-   about the same subject and attribute with the same value is restated (touch it, store
-   nothing, whatever the wording); every one whose value or polarity conflicts is superseded,
-   whatever the cosine; one about something else (another person, another attribute) is
-   never a duplicate nor contradicted below. Checked again under the write lock;
-   identity slot: a new value for a slot supersedes the old value, whatever the cosine;
-4. cosine >= DEDUP_THRESHOLD (0.92) AND the same meaning-carrying tokens (see
-   ``salient_tokens``: numbers, also inside "P11"/"Falcon11", names, dates, versions,
-   emails/URLs): near-duplicate, touch it, store nothing. A near neighbour whose tokens
-   differ is never a duplicate, whatever the cosine ("Project P11 has the codename
-   Falcon11." vs "Project P13 has the codename Falcon13." is 0.925 on MiniLM): it joins
-   the same-topic band below;
-5. TOPIC_THRESHOLD (0.60) <= cosine (< 0.92, or above with different tokens): same topic,
-   ask the arbiter; on a contradiction the old memory is superseded by the new one in one
-   transaction ("Postgres 15" -> "Postgres 16" for the same server);
-6. otherwise: store.
+The reads, in order, each only while ``decide.settled`` says the outcome is still open:
+
+1. the task's write budget (a task run writes at most ``max_memory_writes`` memories);
+2. before anything is embedded, in one round trip on PostgreSQL (``_first_reads``): what
+   this message already stored with this content (a re-run), the live memory with the same
+   normalised content hash, and the live facts of the claim's holder and predicate
+   (``memories.extraction.claims.claim_of``: the model's claim, else the rules');
+3. the embedding, the identity slot's holders and the 20 nearest vectors, with the
+   meaning-carrying tokens (``salient_tokens``: numbers, also inside "P11"/"Falcon11",
+   names, dates, versions, emails/URLs) of those at DEDUP_THRESHOLD (0.92) or above: a near
+   neighbour whose tokens differ is never a duplicate, whatever the cosine ("Project P11
+   has the codename Falcon11." vs "Project P13 has the codename Falcon13." is 0.925 on
+   MiniLM); then the arbiter's verdicts on the same-topic band (TOPIC_THRESHOLD, 0.60, and
+   above: "Postgres 15" -> "Postgres 16" for the same server is a contradiction);
+4. under the namespace's write lock, in the transaction that applies the decision: the
+   message is still there (an erasure takes the same lock), the same content, the claim's
+   holders and the vectors written since the search again (another worker may have stored
+   one meanwhile), and whether a person confirmed what would be replaced.
 
 Live means candidate, active or stale: re-learning a fact that was superseded
 earlier creates a new memory instead of matching the dead one.
@@ -29,9 +31,9 @@ earlier creates a new memory instead of matching the dead one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +49,22 @@ from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.store import vector_index
 from memories.store.selectors import memories_by_id
+from memories.write.decide import (
+    BY_A_PERSON,
+    SAID_AGAIN,
+    Arbitration,
+    Decision,
+    Facts,
+    Held,
+    Locked,
+    Neighbour,
+    New,
+    arbiter_band,
+    conflicts,
+    decide,
+    settled,
+    to_confirm,
+)
 from memories.write.services import HistoryEvent, content_hash, memory_history_records
 from spaceduck.core import runtime
 from spaceduck.core.db.fast import (
@@ -64,7 +82,6 @@ from spaceduck.core.providers import get_chat, get_embedder
 
 LIVE = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE, MemoryStatus.STALE)
 SEMANTIC_NEIGHBOURS = 20  # nearest vectors examined; enough when kinds mix in a namespace
-MAX_ARBITRATIONS = 5  # same-topic memories the arbiter is asked about per candidate
 SEEN_CONFIDENCE_STEP = 0.15  # observed again: one bucket more certain
 
 
@@ -392,7 +409,7 @@ def _first_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) -
         parts.append((_SLOT_ROWS_SQL.format(columns=read_plan(Memory).columns), params))
     (epoch, version), found = _memory_reads(parts, vector_index.version_reads(ctx.namespace))
     earlier, exact = _same_content_of(found[0], candidate, ctx)
-    holders = _holders_of(claim, found[1]) if claim is not None else []
+    holders = _holders_of(found[1]) if claim is not None else []
     slotted = found[-1] if candidate.slot else []
     return _First(earlier, exact, holders, (int(epoch), int(version)), slotted)
 
@@ -436,7 +453,7 @@ def _locked_reads(candidate: Candidate, ctx: WriteContext, claim: Claim | None) 
         parts, [there, *vector_index.version_reads(ctx.namespace)]
     )
     raced = found[0][0] if found[0] else None
-    holders = _holders_of(claim, found[1]) if claim is not None else []
+    holders = _holders_of(found[1]) if claim is not None else []
     return _Locked(bool(exists), raced, holders, (int(epoch), int(version)))
 
 
@@ -495,7 +512,7 @@ def _claim_holders(claim: Claim, ctx: WriteContext) -> list[tuple[Memory, Claim]
     plan = read_plan(Memory)
     with hot_cursor() as cursor:
         rows = cursor.execute(*_claim_read(claim, ctx)).fetchall()
-    return _holders_of(claim, [plan.instance(Memory, row) for row in rows])
+    return _holders_of([plan.instance(Memory, row) for row in rows])
 
 
 def _claim_read(claim: Claim, ctx: WriteContext) -> Statement:
@@ -503,9 +520,11 @@ def _claim_read(claim: Claim, ctx: WriteContext) -> Statement:
     return _CLAIM_SQL.format(columns=read_plan(Memory).columns), params
 
 
-def _holders_of(claim: Claim, memories: list[Memory]) -> list[tuple[Memory, Claim]]:
+def _holders_of(memories: list[Memory]) -> list[tuple[Memory, Claim]]:
+    """The memories that hold a claim, with it (those of the claim's holder and predicate:
+    ``decide`` keeps the ones about the same thing)."""
     held = [(memory, _stored_claim(memory)) for memory in memories]
-    return [(memory, other) for memory, other in held if other and claim.same_thing(other)]
+    return [(memory, claim) for memory, claim in held if claim is not None]
 
 
 def _stored_claim(memory: Memory) -> Claim | None:
@@ -514,186 +533,272 @@ def _stored_claim(memory: Memory) -> Claim | None:
     )
 
 
-def _other_thing(candidate: Candidate, memory: Memory) -> bool:
-    """Both claim something, about different things (my sister's birthday, my brother's):
-    never one memory, whatever the cosine or the arbiter."""
-    theirs = _stored_claim(memory)
-    return (
-        candidate.claim is not None
-        and theirs is not None
-        and not candidate.claim.same_thing(theirs)
+# --- Gather: what the decision weighs ---------------------------------------------------------
+
+
+@dataclass
+class _Gathered:
+    """What ``_gather`` read about one candidate: the facts ``decide`` weighs, the rows they
+    name by id (the latest read of each: what applying writes to) and the candidate's vector
+    (None when the outcome was settled before it was embedded)."""
+
+    ctx: WriteContext
+    facts: Facts
+    rows: dict[int, Memory] = field(default_factory=dict)
+    held: dict[int, Held] = field(default_factory=dict)
+    vector: np.ndarray | None = None
+
+    def keep(self, memory: Memory, claim: Claim | None = None) -> Held:
+        """``memory`` as the decision sees it (``claim``: its claim, read already)."""
+        held = Held(
+            memory.pk,
+            _stored_claim(memory) if claim is None else claim,
+            memory.confidence,
+            SAID_AGAIN if memory.last_seen_at > memory.created_at else "",
+            memory.slot,
+            _same_message(memory, self.ctx),
+        )
+        self.rows[memory.pk] = memory
+        self.held[memory.pk] = held
+        return held
+
+
+def _gather(candidate: Candidate, ctx: WriteContext, lock: ExitStack) -> _Gathered:
+    """Read what decides the candidate's fate, in order, until ``settled`` says that the rest
+    cannot change it. The last reads are made under the namespace's write lock, in the
+    transaction ``lock`` holds open for applying the decision."""
+    if _budget_exhausted(ctx):
+        return _Gathered(ctx, Facts(New(candidate.kind), budget_exhausted=True))
+    # The claim is read first (no database) for the look-ups below.
+    claim = claim_of(candidate.kind, candidate.content, candidate.claim)
+    first = _first_reads(candidate, ctx, claim or None)
+    new = New(
+        candidate.kind,
+        claim,
+        candidate.slot,
+        candidate.confidence,
+        candidate.doubt,
+        candidate.content,
+        ctx.context,
     )
+    got = _Gathered(ctx, Facts(new, earlier=first.earlier))
+    got.facts = replace(
+        got.facts,
+        exact=None if first.exact is None else got.keep(first.exact),
+        holders=tuple(got.keep(memory, theirs) for memory, theirs in first.holders),
+    )
+    if first.earlier is None and first.exact is None:
+        # Its verdicts show the claim from here on; those of a duplicate by content never did.
+        candidate.claim = claim
+    if settled(got.facts):
+        return got
+    return _search(got, candidate, first, lock)
 
 
-def _describe(claim: Claim) -> str:
-    return f"{claim.subject} {claim.attribute}"
+def _corrected(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
+    """The live memories of the candidate's kind and scope that the user's correction
+    rewrites (``Candidate.replaces``: "make it seven" after "dinner for six")."""
+    if not candidate.replaces:
+        return []
+    rows = memories_by_id(candidate.replaces)
+    return [m for i, m in sorted(rows.items()) if _live_in_scope(m, candidate, ctx)]
 
 
-def _duplicate(
-    memory: Memory, candidate: Candidate, ctx: WriteContext, why: str, score: float | None
-) -> Verdict:
-    if _same_message(memory, ctx):
-        # A re-run of the same message: it already produced this memory; change nothing.
-        return Verdict(candidate, "already_extracted", why, matched_memory_id=memory.pk)
-    events = touch(memory, candidate, ctx, reason=why)
-    extra: dict[str, object] = {"events": events}
-    if score is not None:
-        extra["cosine"] = round(score, 4)
-    return Verdict(candidate, "duplicate", why, matched_memory_id=memory.pk, extra=extra)
+def _search(got: _Gathered, candidate: Candidate, first: _First, lock: ExitStack) -> _Gathered:
+    """The embedding, the slot's holders, the nearest vectors and the arbiter's verdicts."""
+    ctx = got.ctx
+    got.vector = get_embedder().embed([candidate.content])[0]
+    # What the searches below read, or less (counters only grow): a reading before them.
+    seen = first.version or vector_index.namespace_version(ctx.namespace)
+    slotted = _slot_holders(candidate, ctx) if first.slotted is None else first.slotted
+    hits = _neighbours(got.vector, candidate, ctx)
+    got.facts = replace(
+        got.facts,
+        slotted=tuple(got.keep(memory) for memory in slotted),
+        corrects=tuple(got.keep(memory) for memory in _corrected(candidate, ctx)),
+        neighbours=_nearby(got, hits, candidate, _close()),
+    )
+    if settled(got.facts):
+        return got  # a near duplicate: nothing is asked, no lock taken
+    band = arbiter_band(got.facts)
+    if band:
+        got.facts = replace(got.facts, arbitrations=_arbitrate(candidate, band, got.rows))
+    return _under_lock(got, candidate, seen, lock)
 
 
-# --- Meaning-carrying tokens (memories.extraction.salient) ---------------------------------------
-# Two facts above the dedup threshold that differ in one of these tokens are not duplicates.
+def _under_lock(
+    got: _Gathered, candidate: Candidate, seen: tuple[int, int], lock: ExitStack
+) -> _Gathered:
+    """The checks again under the write lock: another worker may have stored the same
+    content, or another phrasing of it, since the reads above (two messages saying one
+    thing, extracted at once). One lock per namespace, as a near duplicate has its own hash."""
+    ctx = got.ctx
+    lock.enter_context(transaction.atomic())
+    lock_for_write(f"memory:{ctx.namespace}")
+    locked = _locked_reads(candidate, ctx, got.facts.new.claim)
+    again = Locked(
+        erased=not locked.there,
+        raced=None if locked.raced is None else got.keep(locked.raced),
+        holders=tuple(got.keep(memory, theirs) for memory, theirs in locked.holders),
+    )
+    got.facts = replace(got.facts, locked=again)
+    if settled(got.facts):
+        return got
+    late = _written_since(seen, got, candidate, locked.version)
+    got.facts = replace(got.facts, locked=replace(again, late=late))
+    ids = to_confirm(got.facts)
+    if ids:
+        got.facts = _confirmed(got.facts, _confirmed_by_a_person(ids))
+    return got
 
 
-def _distinct(candidate: Candidate, memory: Memory) -> list[str]:
-    """The meaning-carrying tokens in which ``candidate`` and ``memory`` differ (sorted)."""
-    return sorted(salient_tokens(candidate.content) ^ salient_tokens(memory.content))
+def _close() -> float:
+    """The cosine from which a neighbour can matter: the arbiter's band, or a near duplicate."""
+    return min(settings.TOPIC_THRESHOLD, settings.DEDUP_THRESHOLD)
+
+
+def _nearby(
+    got: _Gathered,
+    hits: list[tuple[int, float]],
+    candidate: Candidate,
+    threshold: float,
+    *,
+    fresh: bool = False,
+) -> tuple[Neighbour, ...]:
+    """The neighbours at ``threshold`` or above, nearest first, as the decision weighs them:
+    their rows (one read for those not read yet, or for all with ``fresh``; those deleted
+    since the search are left out) and, at the dedup threshold, the meaning-carrying tokens
+    in which each differs from the candidate."""
+    close = [(memory_id, score) for memory_id, score in hits if score >= threshold]
+    wanted = [memory_id for memory_id, _ in close if fresh or memory_id not in got.rows]
+    read = memories_by_id(wanted) if wanted else {}
+    mine: frozenset[str] | None = None
+    found: list[Neighbour] = []
+    for memory_id, score in close:
+        if memory_id in read:
+            held = got.keep(read[memory_id])
+        elif memory_id in got.held and not fresh:
+            held = got.held[memory_id]
+        else:
+            continue  # deleted since the search
+        differs: tuple[str, ...] = ()
+        if score >= settings.DEDUP_THRESHOLD:
+            mine = frozenset(salient_tokens(candidate.content)) if mine is None else mine
+            differs = tuple(sorted(mine ^ salient_tokens(got.rows[memory_id].content)))
+        found.append(Neighbour(held, score, differs))
+    return tuple(found)
 
 
 def _arbitrate(
-    candidate: Candidate, neighbours: list[tuple[int, float]]
-) -> tuple[list[tuple[Memory, str]], list[tuple[Memory, str]], list[dict[str, object]]]:
-    """Ask the arbiter about same-topic memories; return those to supersede, those it is
-    unsure about (a person decides), and the verdicts.
-
-    Neighbours at or above the dedup threshold are in the band too: ``commit_candidate`` only
-    gets here with those when their meaning-carrying tokens differ from the candidate's.
-    """
+    candidate: Candidate, band: tuple[Neighbour, ...], rows: dict[int, Memory]
+) -> tuple[Arbitration, ...]:
+    """The arbiter's verdict on the candidate against each memory of the band."""
     chat = get_chat()
-    supersede: list[tuple[Memory, str]] = []
-    unsure: list[tuple[Memory, str]] = []
-    verdicts: list[dict[str, object]] = []
-    band = [(i, s) for i, s in neighbours if s >= settings.TOPIC_THRESHOLD][:MAX_ARBITRATIONS]
-    rows = memories_by_id([memory_id for memory_id, _ in band])
-    for memory_id, score in band:
-        memory = rows[memory_id]
-        if memory.slot and candidate.slot and memory.slot != candidate.slot:
-            continue  # different subjects: only the same slot can be superseded
-        if _other_thing(candidate, memory):
-            continue
-        answer = chat.arbitrate(existing=memory.content, candidate=candidate.content)
+    verdicts = []
+    for near in band:
+        existing = rows[near.memory.memory_id].content
+        answer = chat.arbitrate(existing=existing, candidate=candidate.content)
         verdicts.append(
-            {
-                "memory_id": memory.pk,
-                "cosine": round(score, 4),
-                "verdict": answer.verdict,
-                "reason": answer.reason,
-                "arbiter": chat.name,
-            }
+            Arbitration(near.memory, near.cosine, answer.verdict, answer.reason, chat.name)
         )
-        if answer.verdict == "contradiction":
-            supersede.append((memory, f"contradicted ({chat.name} arbiter: {answer.reason})"))
-        elif answer.verdict == "unsure":
-            unsure.append((memory, f"the {chat.name} arbiter is unsure: {answer.reason}"))
-    return supersede, unsure, verdicts
+    return tuple(verdicts)
 
 
-def _near_duplicate(
-    candidate: Candidate, neighbours: list[tuple[int, float]]
-) -> tuple[tuple[Memory, float] | None, list[dict[str, object]]]:
-    """The first neighbour at the dedup threshold that states the same thing (its row and
-    cosine), and the ones at the threshold that differ (why, for the verdict)."""
-    near = [(i, s) for i, s in neighbours if s >= settings.DEDUP_THRESHOLD]
-    rows = memories_by_id([memory_id for memory_id, _ in near]) if near else {}
-    not_duplicates: list[dict[str, object]] = []
-    for memory_id, score in near:
-        if memory_id not in rows:
-            continue  # deleted since the search
-        if _other_thing(candidate, rows[memory_id]):
-            continue  # about something else: never a duplicate
-        differs = _distinct(candidate, rows[memory_id])
-        if not differs:
-            return (rows[memory_id], score), not_duplicates
-        not_duplicates.append(
-            {"memory_id": memory_id, "cosine": round(score, 4), "differs": differs[:10]}
-        )
-    return None, not_duplicates
-
-
-def _near_verdict(found: tuple[Memory, float], candidate: Candidate, ctx: WriteContext) -> Verdict:
-    memory, score = found
-    return _duplicate(memory, candidate, ctx, f"near duplicate (cosine {score:.3f})", score)
-
-
-def _near_duplicate_since(
+def _written_since(
     seen: tuple[int, int],
-    vector: np.ndarray,
+    got: _Gathered,
     candidate: Candidate,
-    ctx: WriteContext,
     now: tuple[int, int] | None = None,
-) -> tuple[Memory, float] | None:
-    """A near duplicate among the vectors written in the namespace after version ``seen``
-    (only those: the earlier ones were checked), or None. All of them when the change log
-    no longer reaches back (or the table was replaced). ``now``: the counters as read
-    under the lock already (``_locked_reads``)."""
+) -> tuple[Neighbour, ...]:
+    """The neighbours at the dedup threshold among the vectors written in the namespace
+    after version ``seen`` (only those: the earlier ones were searched); all of them when
+    the change log no longer reaches back (or the table was replaced). ``now``: the
+    counters as read under the lock already (``_locked_reads``)."""
+    ctx = got.ctx
     if now is None:
         now = vector_index.namespace_version(ctx.namespace)
-    if now == seen:
-        return None  # nothing written meanwhile: the usual case, one query
+    if now == seen or got.vector is None:
+        return ()  # nothing written meanwhile: the usual case, one query
     among = vector_index.changed_ids(ctx.namespace, seen[1], now[1]) if now[0] == seen[0] else None
-    return _near_duplicate(candidate, _neighbours(vector, candidate, ctx, among))[0]
+    hits = _neighbours(got.vector, candidate, ctx, among)
+    return _nearby(got, hits, candidate, settings.DEDUP_THRESHOLD, fresh=True)
 
 
-# The statement says that something changed: the user says it last, on purpose.
-_CHANGE = re.compile(
-    r"\b(?:now|nowadays|these days|lately|recently|any ?more|no longer|moved|moving|switched|"
-    r"switching|changed?|changing|actually|instead|since|started|stopped|quit|gave up|new|"
-    r"updated?|from now on|increased|decreased|reduced|became|become|used to|corrections?|"
-    r"wrong|mistake|meant)\b",
-    re.IGNORECASE,
-)
-
-
-def _unsure_of(candidate: Candidate, ctx: WriteContext, memory: Memory) -> str:
-    """Why replacing ``memory`` with the candidate needs a person ("" when it does not):
-    the user may not mean the new statement, it is hedged, or the old memory was confirmed
-    (said again, or approved or edited by a person) and the new statement, said once, does not
-    say that anything changed."""
-    if candidate.doubt:
-        return f"the new statement may not be meant ({candidate.doubt})"
-    if candidate.confidence < settings.ACTIVE_CONFIDENCE:
-        # It waits as a candidate itself: replacing now would leave agents neither value.
-        return f"the new statement is hedged (confidence {candidate.confidence:.2f})"
-    if _CHANGE.search(f"{candidate.content} {ctx.context}"):
-        return ""
-    confirmed = _confirmed(memory)
-    if confirmed and memory.confidence > candidate.confidence - 1e-6:
-        return (
-            f"memory {memory.pk} was {confirmed}; the new statement was said once and does not "
-            "say that anything changed"
-        )
-    return ""
-
-
-def _confirmed(memory: Memory) -> str:
-    """How the memory was confirmed: said again, or a person's decision ("" when neither)."""
-    if memory.last_seen_at > memory.created_at:
-        return "said again"
-    # An edit, an approval, a conflict decided: each is a person's (or an approver's) word.
-    decided = MemoryEvent.objects.filter(memory_id=memory.pk).filter(
+def _confirmed_by_a_person(ids: Collection[int]) -> set[int]:
+    """Those of ``ids`` a person confirmed: an edit, an approval, a conflict decided (each is a
+    person's, or an approver's, word)."""
+    decided = MemoryEvent.objects.filter(memory_id__in=list(ids)).filter(
         (Q(event=MemoryEvent.Event.EDITED) & ~Q(reason__startswith="undo of"))
         | Q(event=MemoryEvent.Event.PROMOTED, reason="approved")
         | Q(event=MemoryEvent.Event.PROMOTED, reason__startswith="conflict ")
     )
-    return "confirmed by a person" if decided.exists() else ""
+    return set(decided.values_list("memory_id", flat=True))
 
 
-def _who_decides(
-    candidate: Candidate,
-    ctx: WriteContext,
-    supersede: list[tuple[Memory, str]],
-    unsure: list[tuple[Memory, str]],
-) -> tuple[list[tuple[Memory, str]], list[tuple[Memory, str]]]:
-    """(what the engine supersedes, what it asks a person about). When it is unsure about
-    one of them, nothing is replaced without a person: each pair goes to the inbox."""
-    doubts = [why for memory, _ in supersede if (why := _unsure_of(candidate, ctx, memory))]
-    if not doubts and not unsure:
-        return supersede, []
-    why = doubts[0] if doubts else unsure[0][1]
-    ask = [(memory, f"{why}; it would replace it: {reason}") for memory, reason in supersede]
-    asked = {memory.pk for memory, _ in ask}
-    return [], ask + [(memory, reason) for memory, reason in unsure if memory.pk not in asked]
+def _confirmed(facts: Facts, ids: set[int]) -> Facts:
+    """``facts`` with each memory of ``ids`` confirmed by a person, wherever it is held."""
+
+    def mark(held: Held) -> Held:
+        return replace(held, confirmed=BY_A_PERSON) if held.memory_id in ids else held
+
+    return replace(
+        facts,
+        holders=tuple(map(mark, facts.holders)),
+        slotted=tuple(map(mark, facts.slotted)),
+        corrects=tuple(map(mark, facts.corrects)),
+        arbitrations=tuple(replace(a, memory=mark(a.memory)) for a in facts.arbitrations),
+        locked=replace(facts.locked, holders=tuple(map(mark, facts.locked.holders))),
+    )
+
+
+# --- Apply ----------------------------------------------------------------------------------
+
+
+def _apply(decision: Decision, got: _Gathered, candidate: Candidate) -> Verdict:
+    """Do what was decided (in the transaction of the reads under the lock, when it got that
+    far): touch the duplicate, or store the memory with what it supersedes and the pairs a
+    person is asked about. The Verdict says what was done, in the decision's words."""
+    ctx = got.ctx
+    if decision.outcome == "ignore":
+        return Verdict(
+            candidate, decision.verdict, decision.reason, matched_memory_id=decision.matched
+        )
+    if decision.outcome == "duplicate" and decision.matched is not None:
+        events = touch(got.rows[decision.matched], candidate, ctx, reason=decision.reason)
+        touched: dict[str, object] = {"events": events}
+        if decision.cosine is not None:
+            touched["cosine"] = round(decision.cosine, 4)
+        return Verdict(
+            candidate,
+            "duplicate",
+            decision.reason,
+            matched_memory_id=decision.matched,
+            extra=touched,
+        )
+    if got.vector is None:
+        raise ValueError(f"{decision.outcome} before the candidate was embedded")
+    supersede = [(got.rows[memory_id], why) for memory_id, why in decision.supersede]
+    ask = [(got.rows[memory_id], why) for memory_id, why in decision.ask]
+    memory = store(candidate, got.vector, ctx, supersede, ask)
+    extra: dict[str, object] = {"status": memory.status}
+    if ask:
+        extra["conflicts"] = [old.pk for old, _ in ask]
+        extra["asks"] = ask[0][1]
+    if decision.not_duplicates:
+        extra["not_duplicates"] = list(decision.not_duplicates)
+    if decision.arbitrations:
+        extra["arbitrations"] = list(decision.arbitrations)
+    if supersede:
+        extra["superseded"] = [old.pk for old, _ in supersede]
+    return Verdict(candidate, "stored", decision.reason, memory_id=memory.pk, extra=extra)
+
+
+def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
+    """Gather what is known about one candidate, decide once what happens to it, and apply
+    that. Raises ProviderError on provider failure."""
+    with ExitStack() as lock:  # the transaction of the reads under the lock, when taken
+        got = _gather(candidate, ctx, lock)
+        return _apply(decide(got.facts), got, candidate)
 
 
 def contradicting(memory: Memory) -> list[Memory]:
@@ -708,7 +813,7 @@ def contradicting(memory: Memory) -> list[Memory]:
     return [
         other
         for other, theirs in _claim_holders(claim, ctx)
-        if other.pk != memory.pk and claim.conflicts(theirs)
+        if other.pk != memory.pk and conflicts(claim, theirs)
     ]
 
 
@@ -736,101 +841,3 @@ def open_contradictions(memory: Memory) -> list[int]:
         )
         opened.append(conflict.pk)
     return opened
-
-
-def commit_candidate(candidate: Candidate, ctx: WriteContext) -> Verdict:
-    """Decide and apply what happens to one candidate. Raises ProviderError on provider failure."""
-    if _budget_exhausted(ctx):
-        return Verdict(candidate, "rejected", "budget_exhausted")
-    # The claim is read first (no database) for the look-ups below; the candidate gets it
-    # only past the duplicates, as their verdicts always showed it.
-    claim = claim_of(candidate.kind, candidate.content, candidate.claim)
-    first = _first_reads(candidate, ctx, claim or None)
-    if first.earlier is not None:
-        why = "this message already produced it (a re-run)"
-        return Verdict(candidate, "already_extracted", why, matched_memory_id=first.earlier)
-    if first.exact is not None:
-        return _duplicate(first.exact, candidate, ctx, "exact duplicate (content hash)", None)
-    holders = first.holders
-    candidate.claim = claim
-    for memory, theirs in holders:
-        # An episode is an event with its own date, never a duplicate of the fact it ends.
-        if claim is not None and candidate.kind == "fact" and claim.restates(theirs):
-            why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
-            return _duplicate(memory, candidate, ctx, why, None)
-    vector = get_embedder().embed([candidate.content])[0]
-    # What the searches below read, or less (counters only grow): a reading before them.
-    seen = first.version or vector_index.namespace_version(ctx.namespace)
-    supersede = [
-        (m, f"{_describe(theirs)}: a new value or polarity")
-        for m, theirs in holders
-        if claim is not None and claim.conflicts(theirs)
-    ]
-    supersede += [
-        (m, f"slot '{candidate.slot}' has a new value")
-        for m in (_slot_holders(candidate, ctx) if first.slotted is None else first.slotted)
-        if m.pk not in {old.pk for old, _ in supersede}
-    ]
-    neighbours = _neighbours(vector, candidate, ctx)
-    # What the claims decided is not asked again: replaced, or about the same thing and
-    # compatible ("no longer lives in Berlin" beside "lives in Munich").
-    decided = {memory.pk for memory, _ in holders}
-    neighbours = [(i, score) for i, score in neighbours if i not in decided]
-    if supersede:
-        # The others about the same thing go too; only the arbiter decides for those whose
-        # claim the rules could not read (below). Never a duplicate of what it replaces.
-        gone = {old.pk for old, _ in supersede}
-        neighbours = [(i, score) for i, score in neighbours if i not in gone]
-        near: tuple[Memory, float] | None = None
-        not_duplicates: list[dict[str, object]] = []
-    else:
-        near, not_duplicates = _near_duplicate(candidate, neighbours)
-    if near is not None:
-        return _near_verdict(near, candidate, ctx)
-    arbitrations: list[dict[str, object]] = []
-    unsure: list[tuple[Memory, str]] = []
-    if neighbours:
-        contradicted, unsure, arbitrations = _arbitrate(candidate, neighbours)
-        supersede += contradicted
-    with transaction.atomic():
-        # Checked again under the write lock: another worker may have stored the same content,
-        # or another phrasing of it, since the checks above (two messages saying one thing,
-        # extracted at once). One lock per namespace, as a near duplicate has its own hash.
-        lock_for_write(f"memory:{ctx.namespace}")
-        locked = _locked_reads(candidate, ctx, claim or None)
-        if not locked.there:
-            # The namespace was erased while this message was being extracted
-            # (spaceduck.ops.erasure takes the same lock): nothing of it may come back.
-            return Verdict(candidate, "rejected", "source_erased")
-        if locked.raced is not None:
-            why = "exact duplicate (content hash)"
-            return _duplicate(locked.raced, candidate, ctx, why, None)
-        if claim is not None:
-            known = {old.pk for old, _ in supersede}
-            for memory, theirs in locked.holders:
-                if candidate.kind == "fact" and claim.restates(theirs):
-                    why = f"restates memory {memory.pk} ({_describe(claim)}, the same value)"
-                    return _duplicate(memory, candidate, ctx, why, None)
-                if memory.pk not in known and claim.conflicts(theirs):  # stored meanwhile
-                    supersede.append((memory, f"{_describe(theirs)}: a new value or polarity"))
-        late = _near_duplicate_since(seen, vector, candidate, ctx, locked.version)
-        if late is not None:
-            return _near_verdict(late, candidate, ctx)
-        supersede, ask = _who_decides(candidate, ctx, supersede, unsure)
-        memory = store(candidate, vector, ctx, supersede, ask)
-    extra: dict[str, object] = {"status": memory.status}
-    if ask:
-        extra["conflicts"] = [old.pk for old, _ in ask]
-        extra["asks"] = ask[0][1]
-    if not_duplicates:
-        extra["not_duplicates"] = not_duplicates
-    if arbitrations:
-        extra["arbitrations"] = arbitrations
-    if supersede:
-        extra["superseded"] = [old.pk for old, _ in supersede]
-    reason = "superseded older memory" if supersede else "new memory"
-    if ask:
-        reason = "waits for a person: the conflict inbox"
-    elif candidate.doubt:
-        reason = f"a candidate: the user may not mean it ({candidate.doubt})"
-    return Verdict(candidate, "stored", reason, memory_id=memory.pk, extra=extra)

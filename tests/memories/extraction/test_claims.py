@@ -1,10 +1,12 @@
-"""What a memory claims, read from its canonical sentence (memories.extraction.claims)."""
+"""What a memory claims, read from its canonical sentence (memories.extraction.claims), and
+how two claims compare (memories.write.decide)."""
 
 from __future__ import annotations
 
 import pytest
 
 from memories.extraction.claims import AFFIRMED, NEGATED, PAST, Claim, derive
+from memories.write.decide import conflicts, restates, same_thing
 
 
 @pytest.mark.parametrize(
@@ -97,38 +99,38 @@ def claim(content: str) -> Claim:
 
 def test_a_change_of_mind_is_the_same_thing_with_another_polarity() -> None:
     old, new = claim("The user loves jazz."), claim("The user no longer likes jazz.")
-    assert new.same_thing(old)
-    assert not new.restates(old)
+    assert same_thing(new, old)
+    assert not restates(new, old)
 
 
 def test_paraphrases_restate_one_claim() -> None:
-    assert claim("The user's home is in Berlin, Germany.").restates(
-        claim("The user lives in Berlin.")
+    assert restates(
+        claim("The user's home is in Berlin, Germany."), claim("The user lives in Berlin.")
     )
-    assert claim("The user is a parent of two children.").restates(claim("The user has two kids."))
-    assert not claim("The user lives in Munich.").restates(claim("The user lives in Berlin."))
+    assert restates(claim("The user is a parent of two children."), claim("The user has two kids."))
+    assert not restates(claim("The user lives in Munich."), claim("The user lives in Berlin."))
 
 
 def test_a_preference_is_about_the_things_compared() -> None:
     tea = claim("The user prefers tea.")
     coffee = claim("The user prefers coffee over tea now.")
-    assert coffee.same_thing(tea)
-    assert not coffee.restates(tea)
-    assert not claim("The user prefers window seats.").same_thing(tea)
-    assert claim("The user prefers coffee.").conflicts(tea)  # both drinks: one preference
+    assert same_thing(coffee, tea)
+    assert not restates(coffee, tea)
+    assert not same_thing(claim("The user prefers window seats."), tea)
+    assert conflicts(claim("The user prefers coffee."), tea)  # both drinks: one preference
 
 
 def test_different_subjects_are_never_the_same_thing() -> None:
     sister = claim("The user's sister's birthday is May 3.")
     brother = claim("The user's brother's birthday is June 9.")
-    assert not sister.same_thing(brother)
-    assert not claim("The user lives in Rome.").same_thing(
-        claim("The user's sister lives in Rome.")
+    assert not same_thing(sister, brother)
+    assert not same_thing(
+        claim("The user lives in Rome."), claim("The user's sister lives in Rome.")
     )
 
 
 @pytest.mark.parametrize(
-    ("new", "old", "conflicts"),
+    ("new", "old", "replaces"),
     [
         ("The user lives in Munich.", "The user lives in Berlin.", True),
         ("The user no longer likes jazz.", "The user loves jazz.", True),
@@ -148,8 +150,8 @@ def test_different_subjects_are_never_the_same_thing() -> None:
         ("The user lives in Munich.", "Home for the user is Berlin.", True),
     ],
 )
-def test_which_claims_replace_which(new: str, old: str, conflicts: bool) -> None:
-    assert claim(new).conflicts(claim(old)) is conflicts
+def test_which_claims_replace_which(new: str, old: str, replaces: bool) -> None:
+    assert conflicts(claim(new), claim(old)) is replaces
 
 
 def test_an_episode_has_a_claim_only_when_it_ends_a_state() -> None:
