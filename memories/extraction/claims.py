@@ -146,8 +146,6 @@ class Claim:
         }
 
 
-
-
 def claim_of(kind: str, content: str, given: Claim | None = None) -> Claim | None:
     """A memory's claim: the one given (the model's), else the rules'. Facts, and episodes
     that end a state (said so, not supposed) or are a past state ("used to live in Cork":

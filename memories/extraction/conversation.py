@@ -92,12 +92,18 @@ _MEANT = re.compile(
     r"(?P<new>[\w'-]+(?:\s+[\w'-]+)?)",
     re.I,
 )
+# A count said again with "now" and nothing else ("so six now!", "up to four now").
+_NUMBER_NOW = re.compile(
+    rf"(?:^|[,.!;]\s*|\bso\s+|\bup to\s+)(?P<new>{_NUMBER})\s+now\b(?=\s*[.!]*\s*$)", re.I
+)
 _SPELLED = re.compile(r"\b(?:[A-Z]-){2,}[A-Z]\b")
 _WITH_LETTER = re.compile(r"\b(?:with|without) an? [a-z]\b|\b[a-z] before [a-z]\b", re.I)
 
 
 def correction_in(text: str) -> Correction | None:
     """What a correcting message means, or None when it does not correct anything."""
+    if (found := _NUMBER_NOW.search(text)) is not None:
+        return Correction(new=found.group("new"))  # "two more hatched, so six now!"
     if not re.search(_SIGNAL, text, re.I) and not re.search(r"\bmake (?:it|that)\b", text, re.I):
         return None
     for pattern in (_NOT_BUT, _NEW_NOT_OLD):

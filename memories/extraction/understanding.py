@@ -112,6 +112,7 @@ class Statement:
     kind: str = "fact"
     validity: Validity = field(default_factory=Validity)
     sentence: str = ""
+    occurred_at: datetime | None = None  # a past state's end (or start), when said
 
 
 @dataclass
@@ -278,10 +279,14 @@ def _heads(root: Token) -> Iterator[Token]:
 def _spliced(child: Token, root: Token) -> bool:
     """A clause with its own subject put before the root with a comma ("I gave up the
     trumpet, my lungs weren't up to it"), not what someone says or thinks."""
+    own_subject = any(c.dep_ == "nsubj" for c in child.children)
+    if child.dep_ == "advcl" and child.i > root.i:  # "..., these days I'm vegetarian"
+        framed = any(c.dep_ == "mark" or c.tag_ == "WRB" for c in child.children)
+        return own_subject and not framed  # not "when I was a kid", "because I ..."
     return (
         child.dep_ in ("ccomp", "parataxis")
         and child.i < root.i
-        and any(c.dep_ == "nsubj" for c in child.children)
+        and own_subject
         and root.lemma_ not in REPORTING | ENTERTAIN
     )
 
@@ -295,9 +300,12 @@ def _subject(head: Token) -> Token | None:
     return None
 
 
-def _holder(subject: Token | None, people: list[str]) -> str:
+def _holder(subject: Token | None, people: list[str], head: Token | None = None) -> str:
     """Whose claim: "user", "user's sister", "rita"; _Decline when nobody (an instruction,
-    "it", "you")."""
+    "it", "you"). A chat clause without a subject told in the past ("sold the Volvo on
+    saturday!!") is the user's."""
+    if subject is None and head is not None and _said_without_i(head):
+        return USER
     if subject is None:
         raise _Decline
     lower = subject.lower_
@@ -313,6 +321,8 @@ def _holder(subject: Token | None, people: list[str]) -> str:
         name = _phrase(subject, keep_appos=False)
         people.append(name.lower())
         return name.lower()
+    if subject.lemma_ == "home" and not any(c.dep_ == "det" for c in subject.children):
+        return USER  # "home is Boston these days": where the user lives
     if subject.pos_ == "NOUN" and _owner(subject) == USER:
         noun = _noun_words(subject)
         if not RELATION.fullmatch(noun.split()[-1]):
@@ -321,6 +331,10 @@ def _holder(subject: Token | None, people: list[str]) -> str:
         people.append(holder)
         return holder
     raise _Decline
+
+
+def _said_without_i(head: Token) -> bool:
+    return head.dep_ == "ROOT" and head.tag_ in ("VBD", "VBN") and head.i == head.sent.start
 
 
 def _a_person(token: Token) -> bool:
@@ -384,9 +398,16 @@ def _fronted(head: Token, subject: Token | None) -> bool:
     return any(
         c.i < subject.i
         and c.dep_ in ("prep", "advcl", "npadvmod", "advmod", "dep")
-        and c.lower_ not in ("now", "also", "actually", "still", "honestly")
+        and not _time_frame(c)
         for c in head.children
     )
+
+
+def _time_frame(token: Token) -> bool:
+    """ "now", "these days", "nowadays", "this year": when, not what the clause says."""
+    if token.lower_ in ("now", "also", "actually", "still", "honestly", "nowadays", "lately"):
+        return True
+    return token.dep_ == "npadvmod" and token.lemma_ in ("day", "week", "month", "year", "time")
 
 
 def _modal(head: Token) -> bool:
@@ -440,7 +461,7 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         raise _Decline  # hedged ("might get a cat"): the rules hold it loosely
     if mood in (HYPOTHETICAL, QUESTION, REPORTED):
         return  # understood, and nothing to keep: not the user's belief
-    holder = _holder(subject, people)
+    holder = _holder(subject, people, head)
     complement = next((c for c in head.children if c.dep_ == "ccomp"), None)
     if head.lemma_ in REPORTING and complement is not None:
         if holder != USER:
@@ -449,11 +470,50 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         return
     if mood == PAST_STATE:
         inner = next(c for c in head.children if c.dep_ == "xcomp")
-        for statement in _read(inner, holder, now, text, PAST):
-            claim = replace(statement.claim, mood=PAST_STATE) if statement.claim else None
-            yield replace(statement, kind="episode", content=render(head, holder), claim=claim)
+        yield from _was(_read(inner, holder, now, text, PAST), render(head, holder))
+        return
+    if subject is not None and subject.lemma_ == "home" and head.lemma_ == "be":
+        yield from _home(head, text)
+        return
+    if _past_state(head):  # "I was vegan for years", "we had a pony when I was a kid"
+        yield from _was(_read(head, holder, now, text, PAST), "")
         return
     yield from _read(head, holder, now, text, _polarity(head))
+
+
+def _home(head: Token, text: str) -> Iterator[Statement]:
+    """ "these days home is Boston", "home's Lisbon now": where the user lives."""
+    place = next((c for c in head.children if c.dep_ in ("attr", "acomp")), None)
+    if place is None or _told_in_the_past(head):
+        raise _Decline
+    content = f"The user's home is {place.text}."
+    yield Statement(content, derive(content), "fact", Validity(), text)
+
+
+def _past_state(head: Token) -> bool:
+    """A state told in the past tense (not an event: "moved", "started" are the rules')."""
+    return head.tag_ == "VBD" and (head.lemma_ in STATIVE or head.lemma_ == "be") and not any(
+        c.dep_ == "neg" for c in head.children
+    )
+
+
+def _was(statements: Iterator[Statement], content: str) -> Iterator[Statement]:
+    """Past states: episodes with their time, whose claim is a past one."""
+    for statement in statements:
+        claim = statement.claim
+        if claim is not None:
+            attribute = claim.attribute.removeprefix("stay:")  # it held until then: no stay
+            claim = replace(claim, attribute=attribute, polarity=PAST, mood=PAST_STATE)
+        # It held until then: the time of the episode, not a validity (it stays recallable).
+        when = statement.validity.valid_until or statement.validity.valid_from
+        yield replace(
+            statement,
+            kind="episode",
+            content=content or statement.content,
+            claim=claim,
+            validity=Validity(),
+            occurred_at=when,
+        )
 
 
 def _polarity(head: Token) -> str:
@@ -478,7 +538,7 @@ def _lemma(head: Token) -> str:
 
 def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> Iterator[Statement]:
     lemma = _lemma(head)
-    if _told_in_the_past(head) and lemma not in ENDING and polarity != PAST:
+    if _told_in_the_past(head) and lemma not in ENDING and polarity != PAST and not _past_state(head):
         raise _Decline  # an event told in the past: the rules date episodes
     validity = validity_of(head, now)
     if lemma in ENDING:
@@ -758,7 +818,9 @@ def render(
         else:
             words.append(token.text)
     sentence = _join(words, keep)
-    if (
+    if _subject(head) is None and _said_without_i(head):
+        sentence = f"The user {sentence[:1].lower()}{sentence[1:]}"
+    elif (
         head.dep_ == "conj"
         and _subject(head) is not None
         and all(c.dep_ not in ("nsubj", "nsubjpass") for c in head.children)
@@ -806,7 +868,7 @@ def _without_opener(head: Token, tokens: list[Token]) -> list[Token]:
     gone = {
         t.i
         for c in head.children
-        if c.i < subject.i and c.dep_ in ("advmod", "intj", "punct", "cc")
+        if c.i < subject.i and (c.dep_ in ("advmod", "intj", "punct", "cc") or _time_frame(c))
         for t in c.subtree
     }
     return [t for t in tokens if t.i not in gone]

@@ -95,6 +95,8 @@ def _date(text: str, now: datetime, *, future: bool) -> datetime | None:
     if found is None:
         return None
     found = found.replace(tzinfo=now.tzinfo)
+    if future and text.strip().isdigit():  # "until 2019": to its last day
+        return found.replace(month=12, day=31, hour=23, minute=59, second=59, microsecond=0)
     if future:
         return found.replace(hour=23, minute=59, second=59, microsecond=0)
     if text.strip().isdigit():  # "since 2019": from its first day

@@ -372,9 +372,7 @@ def _replaced(facts: Facts) -> list[tuple[Held, str]]:
         (h, f"slot '{new.slot}' has a new value") for h in facts.slotted if h.memory_id not in gone
     ]
     gone = {h.memory_id for h, _ in supersede}
-    supersede += [
-        (h, "the user corrected it") for h in facts.corrects if h.memory_id not in gone
-    ]
+    supersede += [(h, "the user corrected it") for h in facts.corrects if h.memory_id not in gone]
     return supersede
 
 
