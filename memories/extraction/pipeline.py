@@ -284,6 +284,7 @@ def _candidates(read: understanding.Reading) -> list[Candidate]:
         candidate.valid_from = statement.validity.valid_from
         candidate.valid_until = statement.validity.valid_until
         candidate.occurred_at = statement.occurred_at
+        candidate.ends = statement.ends
         candidate.stage = "parse"
         out.append(candidate)
     return out

@@ -65,6 +65,9 @@ class Candidate:
     # The memories it corrects ("make it seven" after "dinner for six"): superseded by it,
     # whatever their claims or cosine say.
     replaces: list[int] = field(default_factory=list)
+    # What an ending names ("cancelled my membership at the climbing gym": "climbing gym"):
+    # the holder's live facts that name it end with it, whatever their claim.
+    ends: str = ""
 
 
 @dataclass

@@ -52,7 +52,8 @@ ENDING = frozenset(
     {
         "stop", "quit", "give_up", "sell", "leave", "drop", "ditch", "cancel", "abandon",
         "pack_in", "trade", "swap", "get_rid_of", "retire_from", "lose",
-        "kick", "go_off",
+        "kick", "go_off", "rid", "delete", "uninstall", "unsubscribe", "step_down", "resign",
+        "move_out", "part_with", "give_away", "throw_away", "throw_out", "bin",
     }
 )  # fmt: skip
 # Verbs that hand one thing in for another ("swapped my scooter for a bicycle").
@@ -72,7 +73,7 @@ HEDGE_WORDS = frozenset(
     {"sure", "guess", "suppose", "kind", "sort", "probably", "maybe", "perhaps", "possibly",
      "think", "believe", "reckon", "apparently", "lol", "haha", "jk", "kidding"}
 )  # fmt: skip
-HABITUAL = frozenset({"always", "never", "usually", "only", "every", "whenever"})
+HABITUAL = frozenset({"always", "never", "only", "whenever"})
 MOMENT = frozenset({"today", "tonight", "tomorrow", "yesterday", "right", "moment"})
 # Objects that name nothing ("I take it every morning", "I eat everything now").
 VAGUE = frozenset(
@@ -98,6 +99,11 @@ STATIVE = frozenset(
     {"live", "work", "teach", "study", "stay", "be", "have", "own", "play", "like", "love"}
 )
 _SPACE = re.compile(r"\s+")
+# Longer than this, a message is not parsed (the rules read it, said in the extraction
+# record), nor a sentence longer than MAX_PARSED_TOKENS: a parse costs ~4 ms a sentence, and
+# reading one clause walks its subtree, so a run-on of thousands of words would take minutes.
+MAX_PARSED_CHARS = 20_000
+MAX_PARSED_TOKENS = 120
 # The people a user's noun can name ("my sister", "my colleague"): they hold their own claims.
 RELATION = re.compile(rf"(?:{RELATIVES}|wife|kid|child|baby|parent|partner|mate|pal|flatmate)")
 _EMPTY_BRACKETS = re.compile(r"\s*\(\s*\)|\s*\((?=\s*\w+\s*$)|\s+\)(?=\s)")
@@ -113,6 +119,7 @@ class Statement:
     validity: Validity = field(default_factory=Validity)
     sentence: str = ""
     occurred_at: datetime | None = None  # a past state's end (or start), when said
+    ends: str = ""  # what an ending names ("climbing gym"): the facts naming it end with it
 
 
 @dataclass
@@ -173,8 +180,12 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
 
     reading = Reading()
     people = _Earlier(before or Before())
+    if len(text) > MAX_PARSED_CHARS:
+        reading.rest = text
+        reading.notes = [f"not parsed: {len(text)} characters (over {MAX_PARSED_CHARS}): rules"]
+        return reading
     try:
-        doc = parse(text)
+        doc = parse(prepared(text))
     except Exception as exc:  # a parser failure must never fail the message
         reading.rest, reading.notes = text, [f"parser failed ({type(exc).__name__}): rules"]
         return reading
@@ -185,6 +196,31 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
         rest += declined
     reading.rest = " ".join(rest)
     return reading
+
+
+_CLAUSE_AFTER_COLON = re.compile(r":\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)")
+
+
+def prepared(text: str) -> str:
+    """The message as the parse reads it best: chat spellings of function words read as
+    standard English ("im", "ive", "dont": memories.extraction.spelling), and a preface
+    ended at its colon when a statement follows ("bit of background: I teach ...")."""
+    from memories.extraction.spelling import read_chat
+
+    return _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text))
+
+
+_REPORTED_BEFORE = re.compile(
+    r"\b(?:said|says|say|wrote|writes|texted|replied|asked|told|tells|goes|posted|tweeted|"
+    r"messaged|quote|quoted|reads|read)\W*$",
+    re.IGNORECASE,
+)
+
+
+def _ended_preface(found: re.Match[str]) -> str:
+    """A colon after "she said" opens a quotation, which is not the user's statement."""
+    before = found.string[: found.start()]
+    return found.group(0) if _REPORTED_BEFORE.search(before) else ". "
 
 
 class _Earlier(list[str]):
@@ -210,6 +246,8 @@ def _sentence(
         return [], [text]
     if _for_the_rules_whole(sentence, text):
         return [], [text]
+    if len(sentence) > MAX_PARSED_TOKENS:  # a run-on: the rules' linear reading
+        return [], [text]
     statements: list[Statement] = []
     declined: list[Token] = []
     heads = list(_heads(sentence.root))
@@ -234,9 +272,7 @@ def _companions_of(head: Token, people: list[str], text: str) -> list[Statement]
 
 def _for_the_rules_whole(sentence: Span, text: str) -> bool:
     """Shapes the rules read better whole: a question (and the statement before it), a list
-    under a heading, a greeting and introduction, chat spelling they repair first."""
-    from memories.extraction.spelling import read_chat
-
+    under a heading, a greeting and introduction."""
     root = sentence.root
     lowers = {t.lower_ for t in sentence}
     return (
@@ -244,7 +280,6 @@ def _for_the_rules_whole(sentence: Span, text: str) -> bool:
         or "?" in text
         or ":" in text
         or "\n" in text
-        or read_chat(text) != text
         or any(c.dep_ == "intj" for c in root.children)
         or root.lower_ in ("hi", "hello", "hey")
     )
@@ -399,8 +434,14 @@ def _fronted(head: Token, subject: Token | None) -> bool:
         c.i < subject.i
         and c.dep_ in ("prep", "advcl", "npadvmod", "advmod", "dep")
         and not _time_frame(c)
+        and not _aside(c, subject)
         for c in head.children
     )
+
+
+def _aside(token: Token, subject: Token | None) -> bool:
+    """A word before the subject the parser could not attach ("fyi", "btw", "tbh"): aside."""
+    return subject is not None and token.i < subject.i and not list(token.children)
 
 
 def _time_frame(token: Token) -> bool:
@@ -446,11 +487,11 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         raise _Decline  # an instruction: the rules' procedures
     if head.lemma_ in WANTING or _passing(head):
         raise _Decline  # a request, a passing state: the rules'
-    if any(c.dep_ == "dep" for c in head.children):
+    if any(c.dep_ == "dep" and not _aside(c, subject) for c in head.children):
         raise _Decline  # a word the parser could not attach: it did not read the clause
     if _pronoun_object(head):
         return  # "I take it every morning", "I eat everything": names nothing to keep
-    if _introduces(head) or any(t.lower_ in HABITUAL for t in head.subtree):
+    if _introduces(head) or any(c.lower_ in HABITUAL for c in head.children):
         raise _Decline  # "I'm Tomasz, 45": the regex stage's; "always", "only": procedures
     if _fronted(head, subject) or _modal(head):
         raise _Decline  # "For hotfixes we ...": a workflow; "I'd rather": the rules'
@@ -492,8 +533,10 @@ def _home(head: Token, text: str) -> Iterator[Statement]:
 
 def _past_state(head: Token) -> bool:
     """A state told in the past tense (not an event: "moved", "started" are the rules')."""
-    return head.tag_ == "VBD" and (head.lemma_ in STATIVE or head.lemma_ == "be") and not any(
-        c.dep_ == "neg" for c in head.children
+    return (
+        head.tag_ == "VBD"
+        and (head.lemma_ in STATIVE or head.lemma_ == "be")
+        and not any(c.dep_ == "neg" for c in head.children)
     )
 
 
@@ -538,7 +581,12 @@ def _lemma(head: Token) -> str:
 
 def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> Iterator[Statement]:
     lemma = _lemma(head)
-    if _told_in_the_past(head) and lemma not in ENDING and polarity != PAST and not _past_state(head):
+    if (
+        _told_in_the_past(head)
+        and lemma not in ENDING
+        and polarity != PAST
+        and not _past_state(head)
+    ):
         raise _Decline  # an event told in the past: the rules date episodes
     validity = validity_of(head, now)
     if lemma in ENDING:
@@ -572,7 +620,14 @@ def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
     subject = _subject(head)
     if subject is not None and subject.lower_ == "we":
         return False  # a household's: the readers of "we" take it for a team
-    return claim.attribute in SLOTS or head.lemma_ == "be"
+    if claim.attribute in SLOTS:
+        return True
+    # "I'm a nurse", "I'm vegan", "I'm hungry": which of those last, the rules know; "I'm a
+    # member of the golf club", "allergic to nuts", "into jazz" are read here.
+    described = [c for c in head.children if c.dep_ in ("attr", "acomp")]
+    return head.lemma_ == "be" and all(
+        not any(g.dep_ == "prep" for g in c.children) for c in described
+    )
 
 
 def _conjuncts(token: Token) -> list[Token]:
@@ -582,6 +637,19 @@ def _conjuncts(token: Token) -> list[Token]:
         if child.dep_ == "conj" and child.pos_ in ("NOUN", "PROPN", "ADJ"):
             chain += _conjuncts(child)
     return chain
+
+
+def _named_by(obj: Token) -> str:
+    """The words that name what ended: the object's own ("the Volvo" -> "volvo"), or the
+    place or thing after it when the object is only what the holder had of it ("my
+    membership at the climbing gym" -> "climbing gym", "my Netflix subscription" -> "netflix")."""
+    for child in obj.children:
+        if child.dep_ == "prep":
+            pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if pobj is not None:
+                return value_of(pobj)
+    proper = [c for c in obj.children if c.dep_ == "compound" and c.pos_ == "PROPN"]
+    return " ".join(c.lower_ for c in proper) if proper else value_of(obj)
 
 
 def _stray_conjuncts(head: Token) -> list[Token]:
@@ -704,7 +772,8 @@ def _ending(
     if obj is None:
         raise _Decline
     value = value_of(obj)
-    yield Statement(content, Claim(holder, f"about:{value}", "*", NEGATED), "fact", validity, text)
+    claim = Claim(holder, f"about:{value}", "*", NEGATED)
+    yield Statement(content, claim, "fact", validity, text, ends=_named_by(obj))
     if head.lemma_ in EXCHANGE:
         for_ = next(
             (c for c in head.children if c.dep_ == "prep" and c.lower_ in ("for", "with")),
@@ -868,7 +937,8 @@ def _without_opener(head: Token, tokens: list[Token]) -> list[Token]:
     gone = {
         t.i
         for c in head.children
-        if c.i < subject.i and (c.dep_ in ("advmod", "intj", "punct", "cc") or _time_frame(c))
+        if c.i < subject.i
+        and (c.dep_ in ("advmod", "intj", "punct", "cc") or _time_frame(c) or _aside(c, subject))
         for t in c.subtree
     }
     return [t for t in tokens if t.i not in gone]

@@ -213,6 +213,7 @@ class Facts:
     holders: tuple[Held, ...] = ()  # live facts of the claim's holder and predicate, oldest first
     slotted: tuple[Held, ...] = ()  # the live holders of the candidate's identity slot
     corrects: tuple[Held, ...] = ()  # the live memories the user's correction rewrites
+    named: tuple[Held, ...] = ()  # the holder's live facts naming what an ending ends
     neighbours: tuple[Neighbour, ...] = ()  # nearest first
     arbitrations: tuple[Arbitration, ...] = ()
     locked: Locked = Locked()
@@ -373,6 +374,8 @@ def _replaced(facts: Facts) -> list[tuple[Held, str]]:
     ]
     gone = {h.memory_id for h, _ in supersede}
     supersede += [(h, "the user corrected it") for h in facts.corrects if h.memory_id not in gone]
+    gone = {h.memory_id for h, _ in supersede}
+    supersede += [(h, "it names what ended") for h in facts.named if h.memory_id not in gone]
     return supersede
 
 

@@ -31,6 +31,7 @@ earlier creates a new memory instead of matching the dead one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -43,11 +44,11 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memories.extraction.claims import Claim, claim_of, from_columns, stored_value
+from memories.extraction.claims import NEGATED, USER, Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
-from memories.store import vector_index
+from memories.store import keyword_index, vector_index
 from memories.store.selectors import memories_by_id
 from memories.write.decide import (
     BY_A_PERSON,
@@ -604,6 +605,38 @@ def _corrected(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
     return [m for i, m in sorted(rows.items()) if _live_in_scope(m, candidate, ctx)]
 
 
+def _naming(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
+    """The holder's live facts in scope that name what the candidate ends (``Candidate.ends``:
+    "got rid of Netflix" ends "The user pays for Netflix every month"), whatever their claim:
+    the keyword index finds them, their content must name it and be the holder's."""
+    claim = candidate.claim
+    if not candidate.ends or claim is None or claim.polarity != NEGATED:
+        return []
+    ids = keyword_index.matching_ids(ctx.namespace, candidate.ends)[-SEMANTIC_NEIGHBOURS:]
+    who = "the user " if claim.subject == USER else f"the {claim.subject} "
+    return [
+        m
+        for _, m in sorted(memories_by_id(ids).items())
+        if m.kind == "fact"
+        and _live_in_scope(m, Candidate(kind="fact", content=""), ctx)
+        and m.content.lower().replace("the user's", "the user").startswith(who.strip())
+        and candidate.ends in m.content.lower()
+        and m.claim_polarity != NEGATED
+        and _only_about(m, candidate.ends)
+    ]
+
+
+_MORE_THAN_ONE = re.compile(r",|;|\band\b|\bso\b|\bbut\b", re.IGNORECASE)
+
+
+def _only_about(memory: Memory, thing: str) -> bool:
+    """Whether ending ``thing`` ends the whole memory: its claim is about it, or it says one
+    thing only (a memory that also says something else is not retired whole)."""
+    if memory.claim_attribute:
+        return thing in f"{memory.claim_attribute} {memory.claim_value}".lower()
+    return not _MORE_THAN_ONE.search(memory.content.rstrip("."))
+
+
 def _search(got: _Gathered, candidate: Candidate, first: _First, lock: ExitStack) -> _Gathered:
     """The embedding, the slot's holders, the nearest vectors and the arbiter's verdicts."""
     ctx = got.ctx
@@ -616,6 +649,7 @@ def _search(got: _Gathered, candidate: Candidate, first: _First, lock: ExitStack
         got.facts,
         slotted=tuple(got.keep(memory) for memory in slotted),
         corrects=tuple(got.keep(memory) for memory in _corrected(candidate, ctx)),
+        named=tuple(got.keep(memory) for memory in _naming(candidate, ctx)),
         neighbours=_nearby(got, hits, candidate, _close()),
     )
     if settled(got.facts):
@@ -746,6 +780,7 @@ def _confirmed(facts: Facts, ids: set[int]) -> Facts:
         holders=tuple(map(mark, facts.holders)),
         slotted=tuple(map(mark, facts.slotted)),
         corrects=tuple(map(mark, facts.corrects)),
+        named=tuple(map(mark, facts.named)),
         arbitrations=tuple(replace(a, memory=mark(a.memory)) for a in facts.arbitrations),
         locked=replace(facts.locked, holders=tuple(map(mark, facts.locked.holders))),
     )
