@@ -231,6 +231,16 @@ ROWS = [
         id="slot-holder",
     ),
     pytest.param(
+        Facts(
+            new("The user's meeting is on Thursday."),
+            corrects=(held(17, "The user's meeting is on Tuesday."),),
+        ),
+        "update",
+        (17,),
+        "superseded older memory",
+        id="a-correction",
+    ),
+    pytest.param(
         Facts(new(NOT_A_CLAIM), exact=Held(9)),
         "duplicate",
         (9,),
