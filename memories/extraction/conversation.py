@@ -43,13 +43,26 @@ def answer_to(question: str, reply: str) -> str | None:
     asked = _last_question(question)
     if (found := _HOW_MANY.search(asked)) is not None:
         number = _LEADING_NUMBER.match(answer)
-        return f"I have {number.group('n')} {found.group('noun')}." if number else None
+        count = number.group("n").lower() if number else ""
+        return f"I have {count} {found.group('noun')}." if number else None
     if (found := _WH.search(asked)) is not None:
         verb = {"are": "am ", "were": "was "}.get(found.group("verb").lower(), "")
-        return f"I {verb}{found.group('rest').strip()} {answer}."
+        rest, when = _when_last(found.group("rest").strip())
+        return f"I {verb}{rest} {answer}{when}."
     if (found := _ANY.search(asked)) is not None and answer.lower() not in ("no", "none", "nope"):
         return f"The user's {found.group('noun').lower()} include {answer}."
     return None
+
+
+_WHEN_WORDS = re.compile(r"\s+\b(now|these days|currently|at the moment|nowadays)$", re.I)
+
+
+def _when_last(rest: str) -> tuple[str, str]:
+    """ "in now" -> ("in", " now"): the question's time word goes after the answer."""
+    found = _WHEN_WORDS.search(rest)
+    if found is None:
+        return rest, ""
+    return rest[: found.start()], f" {found.group(1)}"
 
 
 def _answer(reply: str) -> str:
@@ -96,6 +109,7 @@ _MEANT = re.compile(
 _NUMBER_NOW = re.compile(
     rf"(?:^|[,.!;]\s*|\bso\s+|\bup to\s+)(?P<new>{_NUMBER})\s+now\b(?=\s*[.!]*\s*$)", re.I
 )
+_MAKE_IT = re.compile(r"\bmake (?:it|that)\s+(?P<new>[\w'-]+(?:\s+[\w'-]+)?)", re.I)
 _SPELLED = re.compile(r"\b(?:[A-Z]-){2,}[A-Z]\b")
 _WITH_LETTER = re.compile(r"\b(?:with|without) an? [a-z]\b|\b[a-z] before [a-z]\b", re.I)
 
@@ -110,15 +124,20 @@ def correction_in(text: str) -> Correction | None:
         if (found := pattern.search(text)) is not None:
             return Correction(new=_word(found.group("new")), old=_word(found.group("old")))
     spelling = bool(_SPELLED.search(text) or _WITH_LETTER.search(text) or "spell" in text.lower())
-    if (found := _MEANT.search(text)) is not None:
+    found = _MAKE_IT.search(text) or _MEANT.search(text)
+    if found is not None:
         return Correction(new=_word(found.group("new")), spelling=spelling)
     return None
 
 
 def _word(text: str) -> str:
-    words = text.strip().split()
+    words = _STOP.split(text.strip())[0].split()
     # "twelve years" -> "twelve years"; "Wednesday. same time" was cut at the full stop.
     return " ".join(words[:3]).strip(" .,")
+
+
+# Where the new value ends: "John with an h", "Wednesday and", "12 years not 20".
+_STOP = re.compile(r"\s+(?:with|without|and|but|not|instead|please|thanks)\b", re.I)
 
 
 @dataclass(frozen=True)

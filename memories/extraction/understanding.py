@@ -73,18 +73,22 @@ HEDGE_WORDS = frozenset(
     {"sure", "guess", "suppose", "kind", "sort", "probably", "maybe", "perhaps", "possibly",
      "think", "believe", "reckon", "apparently", "lol", "haha", "jk", "kidding"}
 )  # fmt: skip
+# Words that put a time in the past ("in March", "last week", "two years ago").
+PAST_WORDS = frozenset(
+    {"ago", "yesterday", "last", "january", "february", "march", "april", "may", "june", "july",
+     "august", "september", "october", "november", "december", "earlier", "previously"}
+)  # fmt: skip
 HABITUAL = frozenset({"always", "never", "only", "whenever"})
 MOMENT = frozenset({"today", "tonight", "tomorrow", "yesterday", "right", "moment"})
 # Objects that name nothing ("I take it every morning", "I eat everything now").
-VAGUE = frozenset(
-    {"it", "that", "this", "them", "one", "these", "those", "everything", "something",
-     "anything", "nothing", "stuff", "things", "lot"}
-)  # fmt: skip
+REFERRING = frozenset({"it", "that", "this", "them", "one", "these", "those"})
+VAGUE = frozenset({"everything", "something", "anything", "nothing", "stuff", "things", "lot"})
 HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably"})
 UNSURE_MODALS = frozenset({"might", "may", "could", "would", "'d", "should"})
 # Words that say nothing about what is claimed ("drinks oolong as well").
 FILLERS = frozenset(
-    {"too", "also", "anyway", "honestly", "really", "just", "basically", "literally", "mostly"}
+    {"too", "also", "anyway", "honestly", "really", "just", "basically", "literally", "mostly",
+     "lately", "recently"}
 )  # fmt: skip
 # Nouns a subject may be the user's by ("my name is ...": the regex stage reads those).
 INTRODUCTION_NOUNS = frozenset(
@@ -93,6 +97,10 @@ INTRODUCTION_NOUNS = frozenset(
 )  # fmt: skip
 # A place or affiliation said with one of these prepositions has one value at a time.
 FUNCTIONAL_PREPS = frozenset({"in", "at", "for"})
+# Where one lives, works or studies: one place at a time ("teaches at the primary school").
+# Other verbs with a place ("swims at the lido") are about the activity: "about:swim".
+LOCATIVE = frozenset({"at", "in", "on", "near", "by", "around", "inside", "outside"})
+AFFILIATION = frozenset({"live", "work", "teach", "study", "stay", "reside", "volunteer"})
 # Living or being somewhere with someone or something ("live in Leeds with our dog").
 COMPANION_VERBS = frozenset({"live", "be", "stay", "move", "settle", "share"})
 STATIVE = frozenset(
@@ -257,7 +265,7 @@ def _sentence(
         except _Decline:
             declined.append(head)
         statements += _companions_of(head, people, text)
-    if not statements:
+    if not statements and len(declined) == len(heads):  # nothing of it understood
         return [], [_for_rules(sentence.root, list(sentence))]
     return statements, [_for_rules(head, _clause_tokens(head)) for head in declined]
 
@@ -276,12 +284,22 @@ def _for_the_rules_whole(sentence: Span, text: str) -> bool:
     root = sentence.root
     lowers = {t.lower_ for t in sentence}
     return (
-        bool(lowers & (HEDGE_WORDS | INTRODUCTION_NOUNS))
+        bool(lowers & HEDGE_WORDS)
+        or _introduces_the_user(sentence)
         or "?" in text
         or ":" in text
         or "\n" in text
         or any(c.dep_ == "intj" for c in root.children)
         or root.lower_ in ("hi", "hello", "hey")
+    )
+
+
+def _introduces_the_user(sentence: Span) -> bool:
+    """ "my name is ...", "my email is ...": the regex stage's, not "my brother's email"."""
+    return any(
+        t.lower_ in INTRODUCTION_NOUNS
+        and not _relative_owner(t.head if t.dep_ == "compound" else t)
+        for t in sentence
     )
 
 
@@ -358,6 +376,10 @@ def _holder(subject: Token | None, people: list[str], head: Token | None = None)
         return name.lower()
     if subject.lemma_ == "home" and not any(c.dep_ == "det" for c in subject.children):
         return USER  # "home is Boston these days": where the user lives
+    relative = _relative_owner(subject)
+    if relative:  # "my brother's email is ...": the brother's
+        people.append(relative)
+        return relative
     if subject.pos_ == "NOUN" and _owner(subject) == USER:
         noun = _noun_words(subject)
         if not RELATION.fullmatch(noun.split()[-1]):
@@ -368,8 +390,16 @@ def _holder(subject: Token | None, people: list[str], head: Token | None = None)
     raise _Decline
 
 
+def _relative_owner(noun: Token) -> str:
+    """ "user's brother" for "my brother's email"; "" when the noun is nobody's relative's."""
+    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ == "NOUN"), None)
+    if owner is None or _owner(owner) != USER or not RELATION.fullmatch(owner.lemma_.lower()):
+        return ""
+    return f"user's {_noun_words(owner)}"
+
+
 def _said_without_i(head: Token) -> bool:
-    return head.dep_ == "ROOT" and head.tag_ in ("VBD", "VBN") and head.i == head.sent.start
+    return head.dep_ == "ROOT" and head.tag_ in ("VBD", "VBN")
 
 
 def _a_person(token: Token) -> bool:
@@ -417,7 +447,17 @@ def _mood(head: Token, holder_subject: Token | None) -> str:
 
 def _told_in_the_past(head: Token) -> bool:
     auxiliaries = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
-    return any(t.tag_ == "VBD" for t in [head, *auxiliaries])
+    return any(t.tag_ == "VBD" for t in [head, *auxiliaries]) or _past_same_form(head)
+
+
+def _past_same_form(head: Token) -> bool:
+    """ "I quit teaching piano in March": a past whose form is the present's ("quit", "put",
+    "cut"), told by a time before now."""
+    if head.tag_ not in ("VBP", "VB") or head.lower_ != head.lemma_.lower():
+        return False
+    if any(c.dep_ in ("aux", "neg") or c.tag_ == "MD" for c in head.children):
+        return False
+    return any(t.lower_ in PAST_WORDS for t in head.subtree)
 
 
 def _conditional(head: Token) -> bool:
@@ -437,6 +477,15 @@ def _fronted(head: Token, subject: Token | None) -> bool:
         and not _aside(c, subject)
         for c in head.children
     )
+
+
+def _reported_by_others(head: Token, subject: Token | None) -> bool:
+    """A saying or thinking verb (or one it hangs on: "keep telling") whose subject is not
+    "I", with a clause it reports."""
+    if subject is not None and subject.lower_ in ("i", "we"):
+        return False
+    chain = [head, *(c for c in head.children if c.dep_ == "xcomp")]
+    return any(v.lemma_ in REPORTING and any(c.dep_ == "ccomp" for c in v.children) for v in chain)
 
 
 def _aside(token: Token, subject: Token | None) -> bool:
@@ -469,9 +518,9 @@ def _passing(head: Token) -> bool:
     return any(c.lower_ in MOMENT for c in head.children)
 
 
-def _pronoun_object(head: Token) -> bool:
+def _pronoun_object(head: Token, words: frozenset[str]) -> bool:
     return any(
-        c.dep_ in ("dobj", "pobj", "attr") and c.lower_ in VAGUE
+        c.dep_ in ("dobj", "pobj", "attr") and c.lower_ in words
         for t in [head, *head.children]
         for c in t.children
     )
@@ -483,14 +532,18 @@ def _has_if(clause: Token) -> bool:
 
 def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterator[Statement]:
     subject = _subject(head)
+    if _reported_by_others(head, subject):
+        return  # "people keep telling me I'm ...", "my coach insists I'm ...": their words
     if head.dep_ == "ROOT" and head.tag_ == "VB" and subject is None:
         raise _Decline  # an instruction: the rules' procedures
     if head.lemma_ in WANTING or _passing(head):
         raise _Decline  # a request, a passing state: the rules'
     if any(c.dep_ == "dep" and not _aside(c, subject) for c in head.children):
         raise _Decline  # a word the parser could not attach: it did not read the clause
-    if _pronoun_object(head):
-        return  # "I take it every morning", "I eat everything": names nothing to keep
+    if _pronoun_object(head, REFERRING):
+        raise _Decline  # "I've increased it to 10 km": what "it" is, the rules ask a person
+    if _pronoun_object(head, VAGUE):
+        return  # "I eat everything now": names nothing to keep
     if _introduces(head) or any(c.lower_ in HABITUAL for c in head.children):
         raise _Decline  # "I'm Tomasz, 45": the regex stage's; "always", "only": procedures
     if _fronted(head, subject) or _modal(head):
@@ -603,9 +656,11 @@ def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> 
     for variant in variants:
         content = render(head, holder, obj, variant, chain)
         claim = _claim(head, holder, lemma, content, polarity, variant)
-        if claim is not None and validity.bounded and claim.attribute in ("location", "employer"):
-            # "living in Madrid until June": a stay, not where the user lives.
-            claim = replace(claim, attribute=f"stay:{claim.attribute}")
+        if claim is not None and validity.bounded:
+            if claim.attribute in ("location", "employer", "be_in"):
+                # "living in Madrid until June": a stay, not where the user lives.
+                where = "location" if claim.attribute == "be_in" else claim.attribute
+                claim = replace(claim, attribute=f"stay:{where}")
         elif _identity(head, holder, claim):
             raise _Decline  # the user's identity: the slot readers fill it
         yield Statement(content, claim, "fact", validity, text)
@@ -702,7 +757,9 @@ def _claim(
     value = value_of(variant if variant is not None else obj)
     if not value:
         raise _Decline
-    if prep in FUNCTIONAL_PREPS or (head.lemma_ == "be" and prep and "_" not in prep):
+    if (prep in FUNCTIONAL_PREPS and head.lemma_ in AFFILIATION) or (
+        head.lemma_ == "be" and prep and "_" not in prep
+    ):
         return folded(Claim(holder, f"{head.lemma_.lower()}_{prep}", value, polarity))
     verb = f"{lemma}_{prep}" if prep else lemma
     return folded(Claim(holder, f"{verb}:{value}", value, polarity))
@@ -723,6 +780,9 @@ def _object(head: Token) -> tuple[Token | None, str]:
                     return pobj, f"{child.lower_}_{inner.lower_}"
             return child, ""
     for child in children:
+        placed = head.lemma_ in AFFILIATION or head.lemma_ == "be"  # "lives in", "is in"
+        if child.dep_ == "prep" and child.lower_ in LOCATIVE and not placed:
+            continue  # "swims at the lido": where, not what (the claim is about swimming)
         if child.dep_ == "prep" and child.lower_ not in ("until", "till", "since", "for", "with"):
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
             if pobj is not None:
@@ -870,7 +930,7 @@ def render(
         ):
             words.append(_holder_words(holder))
             continue
-        if lower in ("my", "our") and token.head.dep_ in ("nsubj", "nsubjpass") and not words:
+        if lower in ("my", "our") and not words:
             words.append("The user's")
         elif lower in _PERSON and token.tag_ in ("PRP", "PRP$"):
             words.append(_PERSON[lower])
@@ -984,7 +1044,10 @@ def _pobj(prep: Token) -> Token:
 
 
 def _finite_first_person(token: Token, holder: str) -> bool:
-    """A verb agreeing with "I" or "we": the first auxiliary, or the verb when it has none."""
+    """A verb agreeing with "I" or "we": the first auxiliary, or the verb when it has none
+    (not a past with the present's form: "I quit in March")."""
+    if _past_same_form(token):
+        return False
     if token.tag_ not in ("VBP", "VB", "VBD") or (
         token.tag_ == "VB"
         and any(c.dep_ in ("aux", "auxpass") or c.tag_ == "TO" for c in token.children)

@@ -613,17 +613,25 @@ def _naming(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
     if not candidate.ends or claim is None or claim.polarity != NEGATED:
         return []
     ids = keyword_index.matching_ids(ctx.namespace, candidate.ends)[-SEMANTIC_NEIGHBOURS:]
-    who = "the user " if claim.subject == USER else f"the {claim.subject} "
     return [
         m
         for _, m in sorted(memories_by_id(ids).items())
         if m.kind == "fact"
         and _live_in_scope(m, Candidate(kind="fact", content=""), ctx)
-        and m.content.lower().replace("the user's", "the user").startswith(who.strip())
+        and _said_of(m.content, claim.subject)
         and candidate.ends in m.content.lower()
         and m.claim_polarity != NEGATED
         and _only_about(m, candidate.ends)
     ]
+
+
+def _said_of(content: str, holder: str) -> bool:
+    """Whether a canonical sentence is about ``holder`` ("The user's dad drinks espresso."
+    is the user's dad's, not the user's)."""
+    text = content.lower()
+    if holder == USER:
+        return text.startswith("the user ") or text.startswith("the user and ")
+    return text.startswith(f"the {holder} ") or text.startswith(f"{holder} ")
 
 
 _MORE_THAN_ONE = re.compile(r",|;|\band\b|\bso\b|\bbut\b", re.IGNORECASE)
