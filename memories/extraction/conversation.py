@@ -37,10 +37,15 @@ _LEADING_NUMBER = re.compile(rf"^(?P<n>{_NUMBER})\b", re.I)
 def answer_to(question: str, reply: str) -> str | None:
     """The user's reply as the statement it makes, or None when it is not a short answer
     to one of the questions this understands."""
-    answer = _answer(reply)
-    if not answer or not question.rstrip().endswith("?"):
-        return None
     asked = _last_question(question)
+    if not asked:
+        return None
+    said = _yes_or_no(asked, reply)
+    if said:
+        return said
+    answer = _answer(reply)
+    if not answer:
+        return None
     if (found := _HOW_MANY.search(asked)) is not None:
         number = _LEADING_NUMBER.match(answer)
         count = number.group("n").lower() if number else ""
@@ -51,7 +56,46 @@ def answer_to(question: str, reply: str) -> str | None:
         return f"I {verb}{rest} {answer}{when}."
     if (found := _ANY.search(asked)) is not None and answer.lower() not in ("no", "none", "nope"):
         return f"The user's {found.group('noun').lower()} include {answer}."
+    if _WHAT_DO_YOU_DO.search(asked):  # "What do you do at the moment?" "payroll"
+        return f"The user's work is {answer}."
+    if (found := _WHICH_ALONE.search(asked)) is not None:  # "Which language?" "Japanese"
+        return f"The user's {found.group('noun').lower()} is {answer}."
     return None
+
+
+_WHICH_ALONE = re.compile(r"\b(?:which|what)\s+(?P<noun>[a-z]+)\s*\?", re.I)
+# A question about the user that a yes or a no answers ("Do you eat meat?" "nope").
+_DO_YOU = re.compile(
+    r"^(?:and\s+|so\s+)?do you (?P<rest>[^?,]+?)(?:\s+much)?(?:,?\s+or\s+[^?]*)?\?$", re.I
+)
+_WHAT_DO_YOU_DO = re.compile(r"\bwhat do you do\b[^?]*\?", re.I)
+_STILL = re.compile(r"^(?:are you\s+)?still (?P<prep>in|at|with) (?P<old>[^?]+)\?$", re.I)
+_YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|definitely|absolutely)\b", re.I)
+_NO = re.compile(r"^(?:no|nope|nah|not really|never|not at all)\b", re.I)
+_RARELY = re.compile(r"^(?:hardly ever|rarely|barely|seldom|not much|not often)\b", re.I)
+_NO_VALUE = re.compile(r"^(?:no|nope|nah)[,.!]*\s+(?P<new>[A-Z][\w' -]*?)(?=[,.!;]|\s+since\b|$)")
+
+
+def _yes_or_no(asked: str, reply: str) -> str:
+    """ "Do you eat meat?" + "nope" -> "I do not eat meat."; "Still in Leicester?" + "nope,
+    Nottingham since the spring" -> "I am in Nottingham now."; "" when it is not that."""
+    text = reply.strip()
+    if len(text.split()) > MAX_ANSWER_WORDS or _SAYS_ITSELF.search(text):
+        return ""
+    if (found := _STILL.search(asked)) is not None:
+        moved = _NO_VALUE.match(text)
+        return f"I am {found.group('prep')} {moved.group('new')} now." if moved else ""
+    found = _DO_YOU.search(asked)
+    if found is None:
+        return ""
+    rest = found.group("rest").strip()
+    if _RARELY.match(text):
+        return f"I rarely {rest}."
+    if _NO.match(text):
+        return f"I do not {rest}."
+    if _YES.match(text):
+        return f"I {rest}."
+    return ""
 
 
 _WHEN_WORDS = re.compile(r"\s+\b(now|these days|currently|at the moment|nowadays)$", re.I)

@@ -206,6 +206,8 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
     return reading
 
 
+# "quick intro: I'm ...", "fyi: we ...": a label of a few words before a colon says nothing.
+_SHORT_PREFACE = re.compile(r"^\s*(?:[A-Za-z']+\s+){0,2}[A-Za-z']+\.\s+(?=[A-Z])")
 _CLAUSE_AFTER_COLON = re.compile(r":\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)")
 
 
@@ -215,7 +217,7 @@ def prepared(text: str) -> str:
     ended at its colon when a statement follows ("bit of background: I teach ...")."""
     from memories.extraction.spelling import read_chat
 
-    return _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text))
+    return _SHORT_PREFACE.sub("", _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text)))
 
 
 _REPORTED_BEFORE = re.compile(
