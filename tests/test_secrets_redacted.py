@@ -146,9 +146,10 @@ def test_a_message_refused_as_a_whole_says_why_and_stages_say_what_ran(
     )
     learnt = run_extraction(said.json()["extraction"]["id"])
     assert learnt is not None
-    assert {c["candidate"]["stage"] for c in learnt.candidates} == {"rules"}
+    # The parse reads it now (memories.extraction.understanding), offline as the rules were.
+    assert {c["candidate"]["stage"] for c in learnt.candidates} == {"parse"}
     shown = staff_client.get(f"/extractions/{learnt.pk}/").content.decode()
-    assert "offline rules" in shown
+    assert "offline parse" in shown
     assert "llm stage" not in shown
 
 

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memories.extraction.claims import (
+    ABOUT,
     AFFIRMED,
     ASSERTED,
     HYPOTHETICAL,
@@ -69,6 +70,13 @@ REPORTING = frozenset(
 # Wanting or looking for something: a request, not a fact.
 WANTING = frozenset({"need", "want", "look", "try", "wish", "seek", "search"})
 # Words that make a whole sentence uncertain: the rules hold it loosely (a lower confidence).
+GREETINGS = frozenset(
+    {"hi", "hello", "hey", "hiya", "heya", "howdy", "morning", "evening", "yo", "sup", "greetings"}
+)
+INTENSIFIERS = frozenset({"right", "totally", "completely", "absolutely", "so", "really"})
+# "done with X", "over X", "finished with X": ended; "sick of X", "tired of X": gone off it.
+DONE_WITH = frozenset({"done", "finished", "over", "through"})
+SICK_OF = frozenset({"sick", "tired", "bored", "fed"})
 HEDGE_WORDS = frozenset(
     {"sure", "guess", "suppose", "kind", "sort", "probably", "maybe", "perhaps", "possibly",
      "think", "believe", "reckon", "apparently", "lol", "haha", "jk", "kidding"}
@@ -81,8 +89,14 @@ PAST_WORDS = frozenset(
 HABITUAL = frozenset({"always", "never", "only", "whenever"})
 MOMENT = frozenset({"today", "tonight", "tomorrow", "yesterday", "right", "moment"})
 # Objects that name nothing ("I take it every morning", "I eat everything now").
+# Verbs of liking and disliking, whose object a pronoun often names ("I love them now").
+STANCE = frozenset({"like", "love", "enjoy", "adore", "hate", "dislike", "stand", "miss", "mind"})
+# Nouns that name nothing by themselves ("update on the bouldering thing").
+GENERIC = frozenset({"thing", "things", "update", "bit", "lot", "stuff", "way", "time", "day"})
 REFERRING = frozenset({"it", "that", "this", "them", "one", "these", "those"})
-VAGUE = frozenset({"everything", "something", "anything", "nothing", "stuff", "things", "lot"})
+VAGUE = frozenset(
+    {"everything", "something", "anything", "nothing", "stuff", "things", "lot", "much", "lots"}
+)
 HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably"})
 UNSURE_MODALS = frozenset({"might", "may", "could", "would", "'d", "should"})
 # Words that say nothing about what is claimed ("drinks oolong as well").
@@ -291,7 +305,7 @@ def _for_the_rules_whole(sentence: Span, text: str) -> bool:
         or "?" in text
         or ":" in text
         or "\n" in text
-        or any(c.dep_ == "intj" for c in root.children)
+        or any(c.dep_ == "intj" and c.lower_ in GREETINGS for c in root.children)
         or root.lower_ in ("hi", "hello", "hey")
     )
 
@@ -334,7 +348,7 @@ def _heads(root: Token) -> Iterator[Token]:
 def _spliced(child: Token, root: Token) -> bool:
     """A clause with its own subject put before the root with a comma ("I gave up the
     trumpet, my lungs weren't up to it"), not what someone says or thinks."""
-    own_subject = any(c.dep_ == "nsubj" for c in child.children)
+    own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
     if child.dep_ == "advcl" and child.i > root.i:  # "..., these days I'm vegetarian"
         framed = any(c.dep_ == "mark" or c.tag_ == "WRB" for c in child.children)
         return own_subject and not framed  # not "when I was a kid", "because I ..."
@@ -510,7 +524,7 @@ def _modal(head: Token) -> bool:
 def _introduces(head: Token) -> bool:
     """ "I'm Tomasz", "I'm 45": a name or an age after "I am"."""
     return head.lemma_ == "be" and any(
-        c.dep_ in ("attr", "appos", "npadvmod") and c.pos_ in ("PROPN", "NUM")
+        c.dep_ in ("attr", "appos", "npadvmod") and c.pos_ in ("PROPN", "NUM") and c.i > head.i
         for c in head.children
     )
 
@@ -520,11 +534,60 @@ def _passing(head: Token) -> bool:
     return any(c.lower_ in MOMENT for c in head.children)
 
 
+def _resolved(head: Token, people: list[str]) -> bool:
+    """Whether the pronoun a stance or an ending is about names something said before
+    ("olives have grown on me, I love them now", "update on the bouldering thing: I've gone
+    off it"): then the parse reads it as that thing (the doc's ``antecedents``)."""
+    verbs = {_lemma(head), *(_lemma(c) for c in head.children if c.dep_ in ("xcomp", "acomp"))}
+    if not verbs & (ENDING | STANCE):
+        return False
+    pronoun = next(
+        t
+        for t in _clause_tokens(head)
+        if t.dep_ in ("dobj", "pobj", "attr") and t.lower_ in REFERRING
+    )
+    thing = _antecedent(pronoun) or _antecedent_before(people)
+    if not thing:
+        return False
+    head.doc.user_data.setdefault("antecedents", {})[pronoun.i] = thing
+    return True
+
+
+def _antecedent(pronoun: Token) -> str:
+    """The nearest thing named before the pronoun in the message (not a person for "it")."""
+    for chunk in reversed([c for c in pronoun.doc.noun_chunks if c.end <= pronoun.i]):
+        root = chunk.root
+        if root.pos_ == "PRON":
+            continue
+        if pronoun.lower_ in ("it", "that", "this") and root.ent_type_ == "PERSON":
+            continue
+        words = value_of(root).split()
+        while words and words[-1] in GENERIC:  # "the bouldering thing" -> "bouldering"
+            words.pop()
+        if words:
+            return " ".join(words)
+    return ""
+
+
+def _antecedent_before(people: list[str]) -> str:
+    """The last thing the user's turn before named."""
+    from spaceduck.core.parse import parse
+
+    if not isinstance(people, _Earlier):
+        return ""
+    said = [text for role, text in people.before.turns() if role == "user"]
+    if not said:
+        return ""
+    doc = parse(prepared(said[-1]))
+    for chunk in reversed(list(doc.noun_chunks)):
+        if chunk.root.pos_ != "PRON" and chunk.root.lower_ not in GENERIC:
+            return value_of(chunk.root)
+    return ""
+
+
 def _pronoun_object(head: Token, words: frozenset[str]) -> bool:
     return any(
-        c.dep_ in ("dobj", "pobj", "attr") and c.lower_ in words
-        for t in [head, *head.children]
-        for c in t.children
+        t.dep_ in ("dobj", "pobj", "attr") and t.lower_ in words for t in _clause_tokens(head)
     )
 
 
@@ -542,7 +605,7 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         raise _Decline  # a request, a passing state: the rules'
     if any(c.dep_ == "dep" and not _aside(c, subject) for c in head.children):
         raise _Decline  # a word the parser could not attach: it did not read the clause
-    if _pronoun_object(head, REFERRING):
+    if _pronoun_object(head, REFERRING) and not _resolved(head, people):
         raise _Decline  # "I've increased it to 10 km": what "it" is, the rules ask a person
     if _pronoun_object(head, VAGUE):
         return  # "I eat everything now": names nothing to keep
@@ -631,7 +694,11 @@ def _polarity(head: Token) -> str:
 def _lemma(head: Token) -> str:
     """The verb with its particle: "give_up", "pack_in"."""
     particles = [c.lower_ for c in head.children if c.dep_ == "prt"]
-    return "_".join([head.lemma_.lower(), *particles])
+    lemma = "_".join([head.lemma_.lower(), *particles])
+    if not particles:  # "gone off it": the parser took the particle for a preposition
+        phrasal = (f"{lemma}_{c.lower_}" for c in head.children if c.dep_ == "prep")
+        lemma = next((p for p in phrasal if p in ENDING), lemma)
+    return lemma
 
 
 def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> Iterator[Statement]:
@@ -644,6 +711,10 @@ def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> 
     ):
         raise _Decline  # an event told in the past: the rules date episodes
     validity = validity_of(head, now)
+    fed_up = _fed_up(head)
+    if fed_up is not None:
+        yield from _fed_up_with(head, holder, text, validity, *fed_up)
+        return
     if lemma in ENDING:
         kind = "episode" if _told_in_the_past(head) else "fact"
         for statement in _ending(head, holder, now, text, validity):
@@ -685,6 +756,41 @@ def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
     return head.lemma_ == "be" and all(
         not any(g.dep_ == "prep" for g in c.children) for c in described
     )
+
+
+def _fed_up(head: Token) -> tuple[str, Token] | None:
+    """ "I'm done with The Killers", "I'm so sick of lasagne": (how, the thing), or None."""
+    if head.lower_ in DONE_WITH | SICK_OF:  # "I'm done with ...": a participle, for the parser
+        return _with_what(head, head)
+    if head.lemma_ != "be":
+        return None
+    for child in head.children:
+        if child.dep_ == "acomp" and child.lower_ in DONE_WITH | SICK_OF:
+            prep = next((c for c in child.children if c.dep_ == "prep"), None)
+            thing = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep else None
+            if thing is not None:
+                return ("sick" if child.lower_ in SICK_OF else "done"), thing
+    return None
+
+
+def _with_what(word: Token, head: Token) -> tuple[str, Token] | None:
+    prep = next((c for c in word.children if c.dep_ == "prep"), None)
+    thing = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep else None
+    if thing is None:
+        return None
+    return ("sick" if word.lower_ in SICK_OF else "done"), thing
+
+
+def _fed_up_with(
+    head: Token, holder: str, text: str, validity: Validity, how: str, thing: Token
+) -> Iterator[Statement]:
+    value = value_of(thing)
+    content = render(head, holder)
+    if how == "sick":  # a dislike: the opinion turned
+        claim = Claim(holder, f"opinion:{value}", "negative")
+    else:  # whatever the holder did with it, ended
+        claim = Claim(holder, f"{ABOUT}{value}", "*", NEGATED)
+    yield Statement(content, claim, "fact", validity, text, ends=value)
 
 
 def _conjuncts(token: Token) -> list[Token]:
@@ -797,7 +903,11 @@ def _object(head: Token) -> tuple[Token | None, str]:
 
 def value_of(token: Token) -> str:
     """The object's words without determiners, possessives, fillers, clauses or trailing
-    phrases: "oolong as well" -> "oolong", "the primary school" -> "primary school"."""
+    phrases: "oolong as well" -> "oolong", "the primary school" -> "primary school"; a
+    pronoun, what it names (``_resolved``)."""
+    named = token.doc.user_data.get("antecedents", {})
+    if token.i in named:
+        return str(named[token.i])
     if token.ent_type_ and token.ent_iob_ != "O":
         entity = next(e for e in token.doc.ents if e.start <= token.i < e.end)
         return entity.text.lower().strip()
@@ -932,7 +1042,9 @@ def render(
         ):
             words.append(_holder_words(holder))
             continue
-        if lower in ("my", "our") and not words:
+        if token.i in token.doc.user_data.get("antecedents", {}):
+            words.append(token.doc.user_data["antecedents"][token.i])
+        elif lower in ("my", "our") and not words:
             words.append("The user's")
         elif lower in _PERSON and token.tag_ in ("PRP", "PRP$"):
             words.append(_PERSON[lower])
@@ -1015,7 +1127,7 @@ def _clause_tokens(head: Token) -> list[Token]:
         elif (
             child.dep_ == "ccomp"
             and child.i < head.i
-            and any(c.dep_ == "nsubj" for c in child.children)
+            and any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
         ):
             skip.update(t.i for t in child.subtree)  # a clause spliced in with a comma
         elif child.dep_ == "cc":
@@ -1033,6 +1145,8 @@ def _clause_tokens(head: Token) -> list[Token]:
             skip.update(t.i for t in token.subtree)  # a companion: its own statement
         if token.dep_ == "appos" and "@" in token.text:
             skip.update(t.i for t in token.subtree)
+        if token.dep_ == "advmod" and token.lower_ in INTENSIFIERS and not list(token.children):
+            skip.add(token.i)  # "gone right off", "totally grown on": how much, not what
     tokens = [t for t in head.subtree if t.i not in skip]
     while tokens and (tokens[-1].is_punct or tokens[-1].dep_ == "cc"):
         tokens.pop()

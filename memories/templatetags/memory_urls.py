@@ -31,6 +31,7 @@ def memory_url(memory_id: int) -> str:
 _STAGES = {
     "regex": "regex stage",
     "rules": "offline rules",
+    "parse": "offline parse",
     "api": "written through the API",
     "llm": "classifier",  # records written before stages said which one ran
 }
