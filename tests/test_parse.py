@@ -14,10 +14,11 @@ from django.core.management import call_command
 from spaceduck.core import parse
 
 
-def test_the_pipeline_loads_once_and_has_the_parser_and_entities() -> None:
+def test_the_pipeline_loads_once_with_the_parser_and_without_entities() -> None:
     nlp = parse.pipeline()
     assert parse.pipeline() is nlp
-    assert {"parser", "ner", "lemmatizer"} <= set(nlp.pipe_names)
+    assert {"parser", "tagger", "lemmatizer"} <= set(nlp.pipe_names)
+    assert "ner" not in nlp.pipe_names  # half of a parse's cost; the readers do without
     assert nlp.meta["author"] == "Explosion"
     assert nlp.meta["version"] == "3.8.0"
 
@@ -36,7 +37,7 @@ def test_negation_coordination_and_places() -> None:
     doc = parse.parse("I don't like jazz anymore. We live in Bristol and I work at the library.")
     assert any(t.dep_ == "neg" and t.head.lemma_ == "like" for t in doc)
     assert any(t.dep_ == "conj" and t.lemma_ == "work" for t in doc)
-    assert ("Bristol", "GPE") in {(e.text, e.label_) for e in doc.ents}
+    assert any(t.text == "Bristol" and t.pos_ == "PROPN" and t.dep_ == "pobj" for t in doc)
     assert len(list(doc.sents)) == 2
 
 
