@@ -76,6 +76,13 @@ _RARELY = re.compile(r"^(?:hardly ever|rarely|barely|seldom|not much|not often)\
 _NO_VALUE = re.compile(r"^(?:no|nope|nah)[,.!]*\s+(?P<new>[A-Z][\w' -]*?)(?=[,.!;]|\s+since\b|$)")
 
 
+def could_answer(reply: str) -> bool:
+    """Whether a reply may be a short answer (few words, none of them "I" or "my"): only
+    then is the question before it read."""
+    text = reply.strip()
+    return 0 < len(text.split()) <= MAX_ANSWER_WORDS and not _SAYS_ITSELF.search(text)
+
+
 def _yes_or_no(asked: str, reply: str) -> str:
     """ "Do you eat meat?" + "nope" -> "I do not eat meat."; "Still in Leicester?" + "nope,
     Nottingham since the spring" -> "I am in Nottingham now."; "" when it is not that."""

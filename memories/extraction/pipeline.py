@@ -241,7 +241,7 @@ def _with_the_conversation(
         rewrites = conversation.corrected([(i, c) for i, _, c in rows], correction)
         if rewrites:
             return "", [_rewritten(r, kinds[r.memory_id]) for r in rewrites]
-    if len(text.split()) <= conversation.MAX_ANSWER_WORDS:
+    if conversation.could_answer(text):  # the turns are read only then: a query
         turns = before.turns()
         if turns and turns[-1][0] == "assistant":
             said = conversation.answer_to(turns[-1][1], text)
