@@ -41,7 +41,10 @@ def validity_of(head: Token, now: datetime) -> Validity:
     """The clause's validity from its own time phrases (not those of clauses below it)."""
     start: datetime | None = None
     end: datetime | None = None
-    for child in head.children:
+    described = [c for c in head.children if c.dep_ in ("acomp", "attr", "dobj")]
+    # "vegetarian since 2019": the time phrase may hang on what the clause says of its subject.
+    phrases = [*head.children, *(g for c in described for g in c.children)]
+    for child in phrases:
         lower = child.lower_
         if child.dep_ == "prep" and lower in UNTIL:
             end = end or _date(_object_text(child), now, future=True)
