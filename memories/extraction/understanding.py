@@ -375,6 +375,9 @@ def _spliced(child: Token, root: Token) -> bool:
     """A clause with its own subject put before the root with a comma ("I gave up the
     trumpet, my lungs weren't up to it"), not what someone says or thinks."""
     own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
+    if child.i < root.i and not own_subject and child.tag_ in ("VBD", "VBN"):
+        # "gave up the drums - my wrists couldn't take it": a chat clause of its own
+        return child.dep_ in ("ccomp", "parataxis", "advcl", "dep", "conj")
     if child.dep_ == "advcl" and child.i > root.i:  # "..., these days I'm vegetarian"
         framed = any(c.dep_ == "mark" or c.tag_ == "WRB" for c in child.children)
         return own_subject and not framed  # not "when I was a kid", "because I ..."
@@ -441,7 +444,10 @@ def _relative_owner(noun: Token) -> str:
 
 
 def _said_without_i(head: Token) -> bool:
-    return head.dep_ == "ROOT" and head.tag_ in ("VBD", "VBN")
+    """A chat clause without its "I", told in the past ("sold the Volvo on saturday!!")."""
+    if head.tag_ not in ("VBD", "VBN"):
+        return False
+    return head.dep_ == "ROOT" or (head.i < head.head.i and _spliced(head, head.head))
 
 
 def _a_person(token: Token) -> bool:
@@ -531,7 +537,10 @@ def _reported_by_others(head: Token, subject: Token | None) -> bool:
 
 
 def _aside(token: Token, subject: Token | None) -> bool:
-    """A word before the subject the parser could not attach ("fyi", "btw", "tbh"): aside."""
+    """A word before the subject the parser could not attach ("fyi", "btw", "tbh"), or a
+    phrase after the verb ("..., about 25 mins each way"): said aside."""
+    if token.i > token.head.i:
+        return True
     return subject is not None and token.i < subject.i and not list(token.children)
 
 
@@ -567,11 +576,7 @@ def _resolved(head: Token, people: list[str]) -> bool:
     verbs = {_lemma(head), *(_lemma(c) for c in head.children if c.dep_ in ("xcomp", "acomp"))}
     if not verbs & (ENDING | STANCE):
         return False
-    pronoun = next(
-        t
-        for t in _clause_tokens(head)
-        if t.dep_ in ("dobj", "pobj", "attr") and t.lower_ in REFERRING
-    )
+    pronoun = next(t for t in _objects(head) if t.lower_ in REFERRING)
     thing = _antecedent(pronoun) or _antecedent_before(people)
     if not thing:
         return False
@@ -612,9 +617,28 @@ def _antecedent_before(people: list[str]) -> str:
 
 
 def _pronoun_object(head: Token, words: frozenset[str]) -> bool:
-    return any(
-        t.dep_ in ("dobj", "pobj", "attr") and t.lower_ in words for t in _clause_tokens(head)
-    )
+    return any(t.lower_ in words for t in _objects(head))
+
+
+def _objects(head: Token) -> list[Token]:
+    """What the verb is done to: its objects, the objects of its prepositions, and those of
+    the verb it governs ("stopped playing it"); not words in an aside ("already on it")."""
+    found: list[Token] = []
+    for child in head.children:
+        if child.dep_ in ("dobj", "attr", "oprd"):
+            found.append(child)
+        elif child.dep_ in ("prep", "prt", "acomp") and child.i > head.i:  # not "on it, got..."
+            found += [g for g in child.children if g.dep_ in ("pobj", "dobj")]
+            found += [
+                p
+                for g in child.children
+                if g.dep_ == "prep"
+                for p in g.children
+                if p.dep_ == "pobj"
+            ]
+        elif child.dep_ == "xcomp":
+            found += _objects(child)
+    return found
 
 
 def _has_if(clause: Token) -> bool:
@@ -1132,8 +1156,14 @@ def _without_opener(head: Token, tokens: list[Token]) -> list[Token]:
     """Without what is said before the subject ("Actually, I ...", "Oh, we ..."): the
     message keeps it (the memory's context), the canonical sentence starts with its subject."""
     subject = _subject(head)
-    if subject is None:
-        return tokens
+    if subject is None:  # a chat clause: what comes before its verb ("already on it, got rid")
+        gone = {
+            t.i
+            for c in head.children
+            if c.i < head.i and c.dep_ not in ("aux", "auxpass", "neg")
+            for t in c.subtree
+        }
+        return [t for t in tokens if t.i not in gone]
     gone = {
         t.i
         for c in head.children
@@ -1150,18 +1180,16 @@ def _clause_tokens(head: Token) -> list[Token]:
     for child in head.children:
         if child.dep_ == "conj" and _is_clause(child):
             skip.update(t.i for t in child.subtree)
-        elif (
-            child.dep_ == "ccomp"
-            and child.i < head.i
-            and any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
-        ):
+        elif _spliced(child, head):
             skip.update(t.i for t in child.subtree)  # a clause spliced in with a comma
         elif child.dep_ == "cc":
             skip.add(child.i)
         elif child.dep_ == "advcl" and child.tag_ == "VBG" and _lemma(head) in ENDING:
             continue  # "gone off running": what ended
-        elif child.dep_ in ("advcl", "parataxis", "mark", "intj") or (
-            child.lower_ in FILLERS and child.dep_ == "advmod"
+        elif (
+            child.dep_ in ("advcl", "parataxis", "mark", "intj")
+            or (child.dep_ == "dep" and child.i > head.i)
+            or (child.lower_ in FILLERS and child.dep_ == "advmod")
         ):
             skip.update(t.i for t in child.subtree)
         elif child.lower_ == "well" and any(g.lower_ == "as" for g in child.children):
