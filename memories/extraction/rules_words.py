@@ -279,22 +279,6 @@ IMPORTANCE_STEMS = (
     ("core", r"diabet|intoleran|coeliac|celiac|vegetarian|vegan|halal|kosher|colou?r ?blind"),
 )
 
-# --- canonical sentences ------------------------------------------------------------------------
-# Verbs left as they are after "the user": modals and past forms.
-MODAL_OR_PAST = _words(
-    """can cannot could will would shall should may might must was were had did got went ran came
-    became began bought sold made took gave left lost won found told said thought felt kept met
-    paid sent spent built broke chose drove ate drank flew grew knew saw wrote rode sang spoke
-    stood understood wore woke taught caught brought fought held heard led meant slept swam threw
-    forgot forgave hid fell sat shook stole struck stuck swore tore wept withdrew learnt used
-    rather ought"""
-)
-# Verbs whose past is their present: left as they are in an episode.
-AMBIGUOUS_PAST = frozenset({"quit", "put", "set", "cut", "read", "hit", "let", "shut", "cost"})
-# Present-tense verbs ending in "ed".
-NOT_PAST_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "proceed", "succeed", "embed"})
-# Irregular third-person forms.
-IRREGULAR_3RD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
 # Home-life words: "we" is the user's family, not their team.
 HOUSEHOLD = (
     r"kids?|children|bab(?:y|ies)|daughters?|sons?|dogs?|cats?|pupp(?:y|ies)|kittens?|pets?"
