@@ -116,16 +116,6 @@ CREDENTIALS = (
     r"password|passcode|passphrase|pin(?: code)?|api key|secret key|access token|token"
     r"|credit card number|card number|ssn|social security number"
 )
-# Reporting verbs: "My boss thinks ...", "John told me ..." is someone else's word ...
-REPORTING_VERBS = (
-    r"said|says|say|told|tells|thinks|think|believes|believe|reckons|claims|claim"
-    r"|suggested|suggests|recommended|recommends|mentioned|announced|advised|asked|wants"
-)
-# ... when one of these starts what follows (so "sources for factual claims" is no report).
-REPORT_STARTS = (
-    r"that|me|us|him|her|them|i|we|he|she|they|you|it|the|a|an|to|everyone|everybody"
-    r"|my|our|his|their"
-)
 
 # --- episodes -----------------------------------------------------------------------------------
 # Past-tense verbs that make a clause an event ("I decided", "We launched").
