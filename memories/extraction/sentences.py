@@ -159,6 +159,13 @@ def _word(lower: str) -> _Word:
     )
 
 
+@lru_cache(maxsize=65536)
+def verb_lemmas(lower: str) -> frozenset[str]:
+    """The verbs a lowercase word is a form of ("told" -> {"tell"}): ``lexical(w).lemmas``
+    without working out every form, for scanning whole messages."""
+    return frozenset(_lexicon().getAllLemmas(lower).get("VERB", ()))
+
+
 def lexical(lower: str) -> _Word:
     """What forms a lowercase word can take (noun, adjective, verb: 3rd person, past,
     participle, base, gerund) and its verbs' lemmas, from the lexicon; all false for a word it

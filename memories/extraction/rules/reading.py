@@ -27,7 +27,7 @@ from memories.extraction.rules.procedures import (
     read_constraint,
     read_workflow,
 )
-from memories.extraction.sentences import lexical
+from memories.extraction.sentences import lexical, verb_lemmas
 from memories.extraction.types import CONFIDENCE, Candidate
 
 
@@ -378,6 +378,6 @@ def _counted_at_home(clause: str, confidence: float) -> Candidate | None:
 def _reported_by_someone_else(clause: str) -> bool:
     """ "My boss thinks ...", "John told me ...": a verb of saying in the third person or the
     past (by the lexicon) before another word, in a clause that does not open with "I"/"we"."""
-    forms = [lexical(w) for w in clause.lower().split()[:-1]]
-    saying = any(f.lemmas & _SAYING and (f.vbz or f.vbd) for f in forms)
+    words = clause.lower().split()[:-1]
+    saying = any(verb_lemmas(w) & _SAYING and (lexical(w).vbz or lexical(w).vbd) for w in words)
     return saying and not re.match(r"(?:i|we)\b", clause, re.IGNORECASE)
