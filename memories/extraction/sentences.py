@@ -134,11 +134,11 @@ def _word(lower: str) -> _Word:
     if not readings:
         return _Word()
     noun_lemmas = readings.get("NOUN", ()) + readings.get("PROPN", ())
-    verb_lemmas = readings.get("VERB", ())
+    verbs = readings.get("VERB", ())
     # The tags this form has, per verb lemma: "read" is VB, VBP, VBD and VBN of "read".
     tags = [
         {tag for tag, forms in lex.getAllInflections(lemma, upos="VERB").items() if lower in forms}
-        for lemma in verb_lemmas
+        for lemma in verbs
     ]
     every = set().union(*tags)
     return _Word(
@@ -147,7 +147,7 @@ def _word(lower: str) -> _Word:
         plural_noun=any(lemma != lower for lemma in noun_lemmas),
         adj="ADJ" in readings,
         adv="ADV" in readings,
-        verb=bool(verb_lemmas),
+        verb=bool(verbs),
         vbz="VBZ" in every,
         vbd="VBD" in every,
         vbn="VBN" in every,
@@ -155,7 +155,7 @@ def _word(lower: str) -> _Word:
         gerund="VBG" in every,
         only_past=any(t & {"VBD", "VBN"} and not t & {"VB", "VBP"} for t in tags),
         present_past=any(t & {"VB", "VBP"} and "VBD" in t for t in tags),
-        lemmas=frozenset(verb_lemmas),
+        lemmas=frozenset(verbs),
     )
 
 
