@@ -264,8 +264,6 @@ def read(clause: Clause, now: datetime) -> Candidate | None:
         return None  # "I take it every morning": what "it" is lies elsewhere
     if subject == "own" and set(lower[1:at]) & W.FICTION_NOUNS:
         return None  # "My D&D character is Thistle": a story, not the user
-    if subject == "own" and lower[at] in W.REPORTING_VERBS:
-        return None  # "My GP says ...": someone else's words
     if subject == "own" and lower[1] in W.GROUPS and W.RULE_WORDS.search(clause.text):
         return clause_rule(clause.text)  # "My team never deploys on Fridays"
     verb_at = _verb_at(lower, at)

@@ -177,8 +177,6 @@ PASSING_PHRASES = re.compile(
 STATEMENT_ADVERBS = _words("really even actually usually normally generally")
 # Object pronouns whose meaning is in another sentence.
 REFERRING = _words("it that this them there these those")
-# "My GP says ...", "my bf thinks ...": a report of someone else's words.
-REPORTING_VERBS = _words("says said thinks thought tells told wrote believes reckons claims")
 # Progressives that announce a change in the user's life: a plan, not yet a fact.
 LIFE_CHANGES = _words("moving switching changing leaving quitting joining starting retiring")
 # What makes a team's habit a rule.

@@ -44,6 +44,7 @@ import re
 from django.conf import settings
 
 from memories.extraction.claims import PAST_STATE
+from memories.extraction.sentences import lexical
 from memories.extraction.types import KINDS, PROCEDURE_SUBTYPES, SLOTS, Candidate, Verdict
 
 
@@ -69,11 +70,11 @@ FILLER_WORDS = _words("""
     """)
 
 # --- Verb lexicon -----------------------------------------------------------------------------
-# For episodes (``has_action``): a deliberately small, documented heuristic, not a parser. A
-# token is an action when it is an inflection of a listed event lemma (-s/-es/-ies/-ed/-ing,
-# doubled consonants undone), an irregular past form, or any regular past tense (-ed, 5+
-# letters, minus a few nouns such as "hundred"). Whether a text is a sentence at all is
-# judged by structure in ``memories.extraction.sentences``.
+# For episodes (``has_action``): a token is an action when the lexicon reads it as a form of a
+# listed event lemma, or as any past tense or participle ("bought", "relocated", "gone"), or
+# it is an unknown word in -ed ("dockerized"). The lexicon (``sentences.lexical``) is what
+# tells "hundred", "morning" or "naked" from a verb; whether a text is a sentence at all is
+# judged in ``memories.extraction.sentences``.
 
 # Things that happen: the lemmas an episode is built around.
 EVENT_VERBS = _words("""
@@ -91,64 +92,21 @@ EVENT_VERBS = _words("""
     rebuild redesign decommission archive sunset adopt enroll enrol register subscribe
     unsubscribe pick select elect vote negotiate settle close sue hire lay meet tour
     """)
-IRREGULAR_PAST = _words("""
-    went made took got gave began bought brought built came chose did drove fell felt flew found
-    forgot held kept knew left lost met paid put quit ran said sold sent set shut sang sat slept
-    spent spoke stood stole swam taught thought told understood woke won wore wrote broke became
-    beat bit blew caught cut dealt drew drank ate fought forgave froze grew hid hit hung hurt
-    laid led lent let lit meant rode rang rose saw shook shot sank slid split spun sprang stuck
-    struck swore swept swung threw tore upset withdrew overcame undertook rebuilt rewrote redid
-    outgrew gone done taken given begun chosen driven fallen flown forgotten known written broken
-    eaten seen born been
-    """)
-# Words that end in -ed/-ing but are not verb forms (the common ones only).
-_NOT_PAST = _words(
-    "hundred speed indeed breed greed steed seed sacred naked wicked beloved kindred"
-)
-_NOT_GERUND = _words("""
-    thing things something nothing anything everything morning mornings evening evenings during
-    ceiling string strings spring king ring wing sibling siblings pudding ping
-    """)
+# Past forms that say a state or a possibility, not that something happened.
+_STATE_PASTS = _words("was were had could would should might")
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
-def _lemmas(word: str) -> set[str]:
-    """Possible base forms of an English word form (over-generates; lookups decide)."""
-    out = {word}
-    if len(word) > 4 and word.endswith("ies"):
-        out.add(word[:-3] + "y")
-    if len(word) > 3 and word.endswith("es"):
-        out.add(word[:-2])
-    if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
-        out.add(word[:-1])
-    if len(word) > 4 and word.endswith("ied"):
-        out.add(word[:-3] + "y")
-    if len(word) > 3 and word.endswith("ed"):
-        out.update({word[:-2], word[:-1]})
-        if len(word) > 5 and word[-3] == word[-4]:
-            out.add(word[:-3])
-    if len(word) > 4 and word.endswith("ing"):
-        stem = word[:-3]
-        out.update({stem, stem + "e"})
-        if len(stem) > 2 and stem[-1] == stem[-2]:
-            out.add(stem[:-1])
-    return out
-
-
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower().replace("\u2019", "'"))
-
-
-def _is_regular_past(word: str) -> bool:
-    return len(word) >= 5 and word.endswith("ed") and word not in _NOT_PAST
-
-
 def has_action(text: str) -> bool:
-    """Whether ``text`` contains an action verb: an event lemma, an irregular past, or an -ed."""
-    for word in _tokens(text):
-        if word in IRREGULAR_PAST or _is_regular_past(word):
+    """Whether ``text`` contains an action verb: a form of an event lemma, a past tense or
+    participle, or an unknown word in -ed."""
+    for word in _TOKEN.findall(text.lower().replace("\u2019", "'")):
+        forms = lexical(word)
+        if forms.lemmas & EVENT_VERBS:
             return True
-        if word not in _NOT_GERUND and _lemmas(word) & EVENT_VERBS:
+        if (forms.vbd or forms.vbn) and word not in _STATE_PASTS:
+            return True
+        if not forms.known and len(word) >= 5 and word.endswith("ed"):
             return True
     return False
 

@@ -195,13 +195,3 @@ ADVERBS = (
     r"rarely|actually|currently|now|strongly|mainly|normally|typically|definitely|absolutely|"
     r"even|already|totally|kinda|kind\s+of|sort\s+of"
 )
-# Words after "I" that stay as they are in the third person ("I can" -> "the user can").
-UNCHANGED_AFTER_I = _words(
-    """
-    can could will would should must might may shall did was had used can't couldn't won't
-    wouldn't shouldn't mustn't didn't wasn't hadn't cannot and or but too myself alone
-    personally also
-    """
-)
-# Present-tense verbs ending in "ed".
-PRESENT_ED = _words("proceed succeed exceed embed breed bleed speed shred")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from memories.extraction import regex_words as W
-from memories.extraction.gate import IRREGULAR_PAST
 from memories.extraction.guard import starts_like_question
+from memories.extraction.rules.person import third_singular
 from memories.extraction.sentences import is_sentence
 from memories.extraction.slots import FLAGS, Hit, sentence_end
 from memories.extraction.types import CONFIDENCE, IMPORTANCE, Candidate
@@ -50,27 +50,11 @@ _POSSESSIVE = (
 )
 
 
-def _third_person_verb(verb: str) -> str:
-    lower = verb.lower()
-    regular_past = len(lower) >= 5 and lower.endswith("ed") and lower not in W.PRESENT_ED
-    if lower in W.UNCHANGED_AFTER_I or lower in IRREGULAR_PAST or regular_past:
-        return verb
-    if lower == "have":
-        return "has"
-    if lower == "be":
-        return "is"
-    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if len(lower) > 2 and lower.endswith("y") and lower[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
 def to_third_person(clause: str) -> str:
     """Rewrite a first-person clause about the user: "I prefer my tea" -> "the user prefers ..."."""
     for pattern, replacement in _FIRST_PERSON_FIXED:
         clause = pattern.sub(replacement, clause)
-    clause = _I_VERB.sub(lambda m: f"the user {m.group(1)}{_third_person_verb(m.group(2))}", clause)
+    clause = _I_VERB.sub(lambda m: f"the user {m.group(1)}{third_singular(m.group(2))}", clause)
     for pattern, replacement in _POSSESSIVE:
         clause = pattern.sub(replacement, clause)
     return clause

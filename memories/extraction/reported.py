@@ -16,6 +16,9 @@ What counts as reported (by structure, not by topic):
   "Imagine", "Pretend", "Suppose", "Hypothetically", "What if", "Let's say", "If I were"),
   or a counterfactual ("If I had more money, I would ..."), or someone else's account
   ("According to my sister, I'm a terrible cook");
+- *someone else's words* (from the parse): the clause of a verb of saying, telling or
+  thinking whose subject is not the user, with its complement ("My boss thinks we should
+  ...", "John told me he's moving", "You said I work at ...");
 - *quoted* words: three or more words inside double, single or typographic quotes;
 - everything before a *retraction* ("jk", "just kidding", "only joking", a closing "/s"):
   the user took it back ("no kidding" is emphasis, not a retraction);
@@ -28,16 +31,20 @@ What counts as reported (by structure, not by topic):
   frame, a JSON object, a statement such as ``user.city = 'Oslo'`` or ``print('...')``).
 
 Known limits: English frames only; sarcasm without a marker ("I'm the Pope") is taken at
-its word; reported speech without a colon or quotes ("she said
-she lives in Rome") is left to the third-person checks of each stage.
+its word; what someone else said is read only as well as the parse reads the sentence.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
+from memories.extraction.sentences import verb_lemmas
 from spaceduck.core.stemming import stem
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
 
 _FRAME_WORDS = (
     r"say|says|said|saying|write|writes|wrote|writing|written|translate|translates|translated|"
@@ -142,7 +149,63 @@ def reported_spans(text: str) -> list[tuple[int, int]]:
         spans.append((0, retractions[-1].end()))
     spans.extend(_sarcastic(text))
     spans.extend(_pasted(text))
+    spans.extend(_said_by_others(text))
     return _merged(spans)
+
+
+# --- Someone else's words, read from the parse ------------------------------------------------
+# Verbs whose complement is their subject's words or thoughts.
+SAYING = frozenset(
+    {"say", "tell", "think", "believe", "reckon", "claim", "suggest", "recommend", "mention",
+     "announce", "advise", "ask", "write", "insist"}
+)  # fmt: skip
+_USER = frozenset({"i", "we"})
+
+
+def _said_by_others(text: str) -> list[tuple[int, int]]:
+    """ "My boss thinks we should ...", "John told me he's moving", "You said I work at ...":
+    the clause of a verb of saying whose subject is not the user, with its complement, but
+    not a clause coordinated with it ("..., but I live in Oslo"). Only a sentence with a form
+    of such a verb (by the lexicon) after a word other than "I"/"we" is parsed."""
+    from spaceduck.core.parse import pipeline
+
+    spans: list[tuple[int, int]] = []
+    for sentence in _SENTENCE.finditer(text):
+        if not _may_report(sentence.group()):
+            continue
+        at = sentence.start()
+        parsed = pipeline()(sentence.group(), disable=["ner"])  # no entities: half the time
+        spans += [_reach(verb, at) for verb in parsed if _reports(verb)]
+    return spans
+
+
+def _may_report(sentence: str) -> bool:
+    """A form of a verb of saying after a word other than "I"/"we" ("I think" is the user's)."""
+    words = [w.strip(",.!?;:\"'") for w in sentence.lower().split()]
+    return any(
+        verb_lemmas(w) & SAYING and words[i - 1] not in _USER for i, w in enumerate(words) if i
+    )
+
+
+def _reach(verb: Token, at: int) -> tuple[int, int]:
+    """The verb's clause (from ``at``): its subject, and what follows it up to a clause
+    coordinated with it; a clause before it ("I'm allergic, my stomach says no") is not it."""
+    subject = next(c for c in verb.children if c.dep_ == "nsubj")
+    after = [c for c in verb.rights if c.dep_ not in ("cc", "conj", "punct")]
+    start = min(subject.left_edge.idx, verb.idx)
+    last = after[-1].right_edge if after else verb
+    return at + start, at + last.idx + len(last)
+
+
+def _reports(verb: Token) -> bool:
+    """Whether ``verb`` says, with a subject other than the user, that something is so: a
+    clause after it, or whom it was told to ("told me")."""
+    if verb.lemma_ not in SAYING or verb.pos_ != "VERB":
+        return False
+    subject = [t.lower_ for c in verb.children if c.dep_ == "nsubj" for t in c.subtree]
+    told = any(c.dep_ in ("dobj", "dative") and c.pos_ == "PRON" for c in verb.rights)
+    clause = any(c.dep_ in ("ccomp", "xcomp", "parataxis") for c in verb.rights)
+    return bool(subject) and not _USER & set(subject) and (clause or told)
 
 
 def _sarcastic(text: str) -> list[tuple[int, int]]:

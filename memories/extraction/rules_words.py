@@ -116,16 +116,6 @@ CREDENTIALS = (
     r"password|passcode|passphrase|pin(?: code)?|api key|secret key|access token|token"
     r"|credit card number|card number|ssn|social security number"
 )
-# Reporting verbs: "My boss thinks ...", "John told me ..." is someone else's word ...
-REPORTING_VERBS = (
-    r"said|says|say|told|tells|thinks|think|believes|believe|reckons|claims|claim"
-    r"|suggested|suggests|recommended|recommends|mentioned|announced|advised|asked|wants"
-)
-# ... when one of these starts what follows (so "sources for factual claims" is no report).
-REPORT_STARTS = (
-    r"that|me|us|him|her|them|i|we|he|she|they|you|it|the|a|an|to|everyone|everybody"
-    r"|my|our|his|their"
-)
 
 # --- episodes -----------------------------------------------------------------------------------
 # Past-tense verbs that make a clause an event ("I decided", "We launched").
@@ -279,22 +269,6 @@ IMPORTANCE_STEMS = (
     ("core", r"diabet|intoleran|coeliac|celiac|vegetarian|vegan|halal|kosher|colou?r ?blind"),
 )
 
-# --- canonical sentences ------------------------------------------------------------------------
-# Verbs left as they are after "the user": modals and past forms.
-MODAL_OR_PAST = _words(
-    """can cannot could will would shall should may might must was were had did got went ran came
-    became began bought sold made took gave left lost won found told said thought felt kept met
-    paid sent spent built broke chose drove ate drank flew grew knew saw wrote rode sang spoke
-    stood understood wore woke taught caught brought fought held heard led meant slept swam threw
-    forgot forgave hid fell sat shook stole struck stuck swore tore wept withdrew learnt used
-    rather ought"""
-)
-# Verbs whose past is their present: left as they are in an episode.
-AMBIGUOUS_PAST = frozenset({"quit", "put", "set", "cut", "read", "hit", "let", "shut", "cost"})
-# Present-tense verbs ending in "ed".
-NOT_PAST_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "proceed", "succeed", "embed"})
-# Irregular third-person forms.
-IRREGULAR_3RD = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "go": "goes"}
 # Home-life words: "we" is the user's family, not their team.
 HOUSEHOLD = (
     r"kids?|children|bab(?:y|ies)|daughters?|sons?|dogs?|cats?|pupp(?:y|ies)|kittens?|pets?"

@@ -111,8 +111,12 @@ class _Word:
     verb: bool = False  # any verb reading
     vbz: bool = False  # runs, compiles
     vbd: bool = False  # ran, compiled (simple past)
+    vbn: bool = False  # run, compiled, gone (past participle)
     base: bool = False  # run, compile (VB/VBP)
     gerund: bool = False  # running
+    only_past: bool = False  # went, found (find): a past form of a verb, not also its present
+    present_past: bool = False  # read, quit, put: the present and the past tense of one verb
+    lemmas: frozenset[str] = frozenset()  # its verbs' base forms: "went" -> {"go"}
 
 
 @lru_cache(maxsize=1)
@@ -130,28 +134,42 @@ def _word(lower: str) -> _Word:
     if not readings:
         return _Word()
     noun_lemmas = readings.get("NOUN", ()) + readings.get("PROPN", ())
-    flags = {
-        "known": True,
-        "noun": bool(noun_lemmas) or "PRON" in readings,
-        "plural_noun": any(lemma != lower for lemma in noun_lemmas),
-        "adj": "ADJ" in readings,
-        "adv": "ADV" in readings,
-    }
-    for lemma in readings.get("VERB", ()):
-        forms = lex.getAllInflections(lemma, upos="VERB")
-        flags["verb"] = True
-        flags["vbz"] = flags.get("vbz", False) or lower in forms.get("VBZ", ())
-        flags["vbd"] = flags.get("vbd", False) or lower in forms.get("VBD", ())
-        flags["base"] = flags.get("base", False) or lower in forms.get("VB", ()) + forms.get(
-            "VBP", ()
-        )
-        flags["gerund"] = flags.get("gerund", False) or lower in forms.get("VBG", ())
-    return _Word(**flags)
+    verbs = readings.get("VERB", ())
+    # The tags this form has, per verb lemma: "read" is VB, VBP, VBD and VBN of "read".
+    tags = [
+        {tag for tag, forms in lex.getAllInflections(lemma, upos="VERB").items() if lower in forms}
+        for lemma in verbs
+    ]
+    every = set().union(*tags)
+    return _Word(
+        known=True,
+        noun=bool(noun_lemmas) or "PRON" in readings,
+        plural_noun=any(lemma != lower for lemma in noun_lemmas),
+        adj="ADJ" in readings,
+        adv="ADV" in readings,
+        verb=bool(verbs),
+        vbz="VBZ" in every,
+        vbd="VBD" in every,
+        vbn="VBN" in every,
+        base=bool(every & {"VB", "VBP"}),
+        gerund="VBG" in every,
+        only_past=any(t & {"VBD", "VBN"} and not t & {"VB", "VBP"} for t in tags),
+        present_past=any(t & {"VB", "VBP"} and "VBD" in t for t in tags),
+        lemmas=frozenset(verbs),
+    )
+
+
+@lru_cache(maxsize=65536)
+def verb_lemmas(lower: str) -> frozenset[str]:
+    """The verbs a lowercase word is a form of ("told" -> {"tell"}): ``lexical(w).lemmas``
+    without working out every form, for scanning whole messages."""
+    return frozenset(_lexicon().getAllLemmas(lower).get("VERB", ()))
 
 
 def lexical(lower: str) -> _Word:
-    """What forms a lowercase word can take (noun, adjective, verb: 3rd person, past, base,
-    gerund), from the lexicon; all false for a word it does not know."""
+    """What forms a lowercase word can take (noun, adjective, verb: 3rd person, past,
+    participle, base, gerund) and its verbs' lemmas, from the lexicon; all false for a word it
+    does not know."""
     return _word(lower)
 
 

@@ -7,6 +7,7 @@ import re
 
 from memories.extraction import regex_words as RW
 from memories.extraction import rules_words as W
+from memories.extraction.sentences import is_known_word, lexical
 
 # --- canonical sentences -
 _PRONOUNS = re.compile(r"\b(I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.IGNORECASE)
@@ -110,16 +111,26 @@ def _conjugate(match: re.Match[str], past: bool) -> str:
     return f"\x00{match['subject']}{match['adverbs']} {third_singular(verb, past=past)}"
 
 
+# The forms of be and have the third person changes beyond a suffix.
+_IRREGULAR = {"am": "is", "are": "is", "be": "is", "were": "was", "have": "has"}
+_MODALS = frozenset({"can", "will", "shall", "may", "must", "ought"})
+
+
 def third_singular(verb: str, *, past: bool = False) -> str:
+    """``verb`` after "the user": "love" -> "loves", "go" -> "goes", "am" -> "is". A past form
+    ("went", "used"), a modal ("can", "could") or a word the lexicon knows as no verb ("also",
+    "rather") stays as it is; a form that is present and past of one verb ("read", "quit")
+    stays only in a story (``past``)."""
     lower = verb.lower()
-    if lower in W.IRREGULAR_3RD:
-        return W.IRREGULAR_3RD[lower]
-    if lower in W.MODAL_OR_PAST or (past and lower in W.AMBIGUOUS_PAST):
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    forms = lexical(lower)
+    if not lower.isalpha() or forms.lemmas & _MODALS or (is_known_word(lower) and not forms.verb):
         return verb
-    if lower.endswith("ed") and lower not in W.NOT_PAST_ED:
+    if (forms.present_past and past) or (forms.only_past and not forms.present_past):
         return verb
-    if not lower.isalpha() or lower in {"no", "not", "a", "the"}:
-        return verb
+    if not forms.known and lower.endswith("ed"):
+        return verb  # "dockerized"
     if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
         return verb + "es"
     if re.search(r"[^aeiou]y$", lower):
@@ -136,9 +147,10 @@ def sentence_case(text: str) -> str:
 
 
 def is_participle(word: str) -> bool:
-    return (len(word) > 4 and word.endswith("ed") and word not in W.NOT_PAST_ED) or (
-        word in W.MODAL_OR_PAST and word not in W.MODALS
-    )
+    """A past tense or participle ("promoted", "went", "born"), or an unknown word in -ed."""
+    forms = lexical(word)
+    unknown_past = not forms.known and len(word) > 4 and word.endswith("ed")
+    return forms.vbd or forms.vbn or unknown_past
 
 
 def without_adverbs(words: list[str]) -> list[str]:

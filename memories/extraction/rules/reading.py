@@ -9,7 +9,7 @@ from datetime import datetime
 from memories.extraction import clauses_words as LW  # the list-heading patterns, shared
 from memories.extraction import rules_words as W
 from memories.extraction.claims import NUMBER_WORDS
-from memories.extraction.reported import strip_reported
+from memories.extraction.reported import SAYING, strip_reported
 from memories.extraction.rules.build import Context, make_candidate
 from memories.extraction.rules.episodes import read_episode
 from memories.extraction.rules.facts import (
@@ -27,6 +27,7 @@ from memories.extraction.rules.procedures import (
     read_constraint,
     read_workflow,
 )
+from memories.extraction.sentences import lexical, verb_lemmas
 from memories.extraction.types import CONFIDENCE, Candidate
 
 
@@ -265,6 +266,8 @@ _ABOUT_ASSISTANT = re.compile(
     r"|used to)\b|^you're\b",
     re.IGNORECASE,
 )
+# Someone else's words, as the reported stage reads them, and their wishes ("wants ...").
+_SAYING = SAYING | {"want"}
 _CREDENTIAL = re.compile(
     rf"\b(?:{W.CREDENTIALS})\s+(?:is|was|:|=)\s*\S",
     re.IGNORECASE,
@@ -299,14 +302,6 @@ def _restore_subject(clause: str) -> str:
     if _DROPPED_I.match(clause):
         return f"I {clause[0].lower()}{clause[1:]}"
     return clause
-
-
-# A reporting verb followed by what a report starts with ("said that", "told me", "thinks we"),
-# so nouns such as "claims" in "sources for factual claims" are not mistaken for one.
-_REPORTED = re.compile(
-    rf"\b(?:{W.REPORTING_VERBS})\s+(?:{W.REPORT_STARTS}|[A-Z]\w*)\b",
-    re.IGNORECASE,
-)
 
 
 def _classify_clause(clause: str, ctx: Context) -> Candidate | None:
@@ -381,9 +376,8 @@ def _counted_at_home(clause: str, confidence: float) -> Candidate | None:
 
 
 def _reported_by_someone_else(clause: str) -> bool:
-    """ "My boss thinks ...", "John told me ...": someone else's words, not the user's facts."""
-    match = _REPORTED.search(clause)
-    if not match:
-        return False
-    subject = clause[: match.start()].strip().lower()
-    return not re.match(r"^(?:i|we)\b", subject)
+    """ "My boss thinks ...", "John told me ...": a verb of saying in the third person or the
+    past (by the lexicon) before another word, in a clause that does not open with "I"/"we"."""
+    words = clause.lower().split()[:-1]
+    saying = any(verb_lemmas(w) & _SAYING and (lexical(w).vbz or lexical(w).vbd) for w in words)
+    return saying and not re.match(r"(?:i|we)\b", clause, re.IGNORECASE)

@@ -193,3 +193,23 @@ def test_doubt_about_a_statement_read_from_a_doubtful_sentence(
 ) -> None:
     doubt = doubt_about(content, text)
     assert (why in doubt) if why else doubt == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "gone", "kept"),
+    [
+        ("My sister says I live in Rome, but I live in Oslo.", "Rome", "I live in Oslo"),
+        ("John told me he's moving to Berlin. I work at Siemens.", "Berlin", "I work at Siemens"),
+        ("I'm allergic to gluten, my doctor thinks it started last year.", "started", "allergic"),
+    ],
+)
+def test_what_someone_else_says_is_reported_by_the_parse(text: str, gone: str, kept: str) -> None:
+    stripped = strip_reported(text)
+    assert gone not in stripped
+    assert kept in stripped
+
+
+def test_what_the_user_says_is_not_reported() -> None:
+    assert strip_reported("I told my boss I'm moving to Lisbon.") == (
+        "I told my boss I'm moving to Lisbon."
+    )
