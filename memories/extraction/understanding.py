@@ -539,8 +539,9 @@ def _reported_by_others(head: Token, subject: Token | None) -> bool:
 def _aside(token: Token, subject: Token | None) -> bool:
     """A word before the subject the parser could not attach ("fyi", "btw", "tbh"), or a
     phrase after the verb ("..., about 25 mins each way"): said aside."""
-    if token.i > token.head.i:
-        return True
+    if token.i > token.head.i:  # after a comma: said aside; else the parse lost its place
+        first = min(t.i for t in token.subtree if not t.is_punct)
+        return first > 0 and token.doc[first - 1].text in (",", "-", "(")
     return subject is not None and token.i < subject.i and not list(token.children)
 
 
@@ -1188,7 +1189,7 @@ def _clause_tokens(head: Token) -> list[Token]:
             continue  # "gone off running": what ended
         elif (
             child.dep_ in ("advcl", "parataxis", "mark", "intj")
-            or (child.dep_ == "dep" and child.i > head.i)
+            or (child.dep_ == "dep" and child.i > head.i and _aside(child, None))
             or (child.lower_ in FILLERS and child.dep_ == "advmod")
         ):
             skip.update(t.i for t in child.subtree)
