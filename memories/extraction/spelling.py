@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memories.extraction.claims import NUMBER_WORDS
 from memories.extraction.sentences import is_known_word
 
 # A whole token only ("r" in "priya.r@example.com" is no "are"), and lower case only, or
@@ -105,8 +106,8 @@ def read_chat(text: str) -> str:
 
 def _repaired(word: str) -> str:
     lower = word.lower()
-    if len(lower) < 3 or word != lower or lower in TRIGGERS:
-        return word  # capitalised words are names; short ones too ambiguous
+    if len(lower) < 3 or word != lower or lower in TRIGGERS or lower in NUMBER_WORDS:
+        return word  # capitalised words are names; short ones too ambiguous; "five" is no "live"
     fixed = _nearest_trigger(lower)
     return fixed if fixed else word
 

@@ -73,3 +73,9 @@ def test_the_repaired_spelling_lets_a_slot_be_read_but_the_value_is_quoted() -> 
     kept, _ = propose(source, HeuristicChat())
 
     assert [(c.slot, c.content) for c in kept] == [("name", "The user's name is Gareth.")]
+
+
+@pytest.mark.parametrize("said", ["we keep five quail", "I have nine cats", "five kids"])
+def test_a_number_word_is_never_repaired_into_a_trigger(said: str) -> None:
+    # "five" is one letter from "live": it was read as "we keep live quail".
+    assert read_chat(said) == said
