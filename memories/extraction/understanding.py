@@ -195,6 +195,29 @@ def _people_in(text: str, people: list[str]) -> None:
                     continue
 
 
+_CANONICAL = re.compile(r"^The user(?:'s [a-z]+)? [a-z]")
+
+
+def claim_of_sentence(content: str, now: datetime) -> Claim | None:
+    """The claim of a memory's canonical sentence ("The user plays squash, usually on
+    Tuesdays.") read from its parse, for the sentences the attribute readers
+    (claims.derive) do not know: a rules' memory then has a claim an ending can end."""
+    from spaceduck.core.parse import parse
+
+    if not _CANONICAL.match(content) or len(content) > MAX_CLAIMED_CHARS:
+        return None
+    try:
+        sentence = next(iter(parse(content).sents))
+        statements = list(_clause(sentence.root, now, _Earlier(Before()), content))
+    except _Decline:
+        return None
+    claims = [s.claim for s in statements if s.claim is not None]
+    return claims[0] if claims else None
+
+
+MAX_CLAIMED_CHARS = 300  # a memory's sentence longer than this says more than one thing
+
+
 def read_message(text: str, now: datetime, before: Before | None = None) -> Reading:
     """The statements of a user's message, and what is left for the rules. ``before``'s
     people grow with the people this message names (for the next message)."""
@@ -409,7 +432,7 @@ def _holder(subject: Token | None, people: list[str], head: Token | None = None)
     lower = subject.lower_
     if any(c.dep_ == "conj" and c.lower_ in ("i", "me") for c in subject.children):
         raise _Decline  # "Sam and I are engaged": a couple, the rules' partner readers
-    if lower in ("i", "we"):
+    if lower in ("i", "we") or _the_user(subject):
         return USER
     if lower in ("he", "she", "they") and people:
         return people[-1]
@@ -435,8 +458,15 @@ def _holder(subject: Token | None, people: list[str], head: Token | None = None)
     raise _Decline
 
 
+def _the_user(token: Token) -> bool:
+    """ "The user" of a canonical sentence (the memories' own wording)."""
+    return token.lower_ == "user" and any(c.lower_ == "the" for c in token.children)
+
+
 def _relative_owner(noun: Token) -> str:
     """ "user's brother" for "my brother's email"; "" when the noun is nobody's relative's."""
+    if any(c.dep_ == "poss" and _the_user(c) for c in noun.children):  # "The user's sister"
+        return f"user's {_noun_words(noun)}" if RELATION.fullmatch(noun.lemma_.lower()) else ""
     owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ == "NOUN"), None)
     if owner is None or _owner(owner) != USER or not RELATION.fullmatch(owner.lemma_.lower()):
         return ""
@@ -942,14 +972,22 @@ def _object(head: Token) -> tuple[Token | None, str]:
         placed = head.lemma_ in AFFILIATION or head.lemma_ == "be"  # "lives in", "is in"
         if child.dep_ == "prep" and child.lower_ in LOCATIVE and not placed:
             continue  # "swims at the lido": where, not what (the claim is about swimming)
-        if child.dep_ == "prep" and child.lower_ not in ("until", "till", "since", "for", "with"):
+        if child.dep_ == "prep" and child.lower_ not in ("until", "till", "since", "with"):
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
-            if pobj is not None:
+            if pobj is not None and not (child.lower_ == "for" and _a_period(pobj)):
                 return pobj, child.lower_
     for child in children:
         if child.dep_ == "xcomp":
             return _object(child)
     return None, ""
+
+
+def _a_period(token: Token) -> bool:
+    """ "for the week", "for two years", "for a while": how long, not what for."""
+    from memories.extraction.validity import PERIODS
+
+    lemma = token.lemma_.lower()
+    return lemma in PERIODS or lemma in ("while", "moment", "now", "ages", "life")
 
 
 def value_of(token: Token) -> str:

@@ -435,9 +435,13 @@ def _near(
 def _other_thing(new: New, held: Held) -> bool:
     """Both claim something, about different things (my sister's birthday, my brother's):
     never one memory, whatever the cosine or the arbiter."""
-    return (
-        new.claim is not None and held.claim is not None and not same_thing(new.claim, held.claim)
-    )
+    if new.claim is None or held.claim is None:
+        return False
+    if ABOUT in (new.claim.attribute[: len(ABOUT)], held.claim.attribute[: len(ABOUT)]):
+        # What someone does or has is read from the words ("runs Postgres 15", "runs
+        # Postgres 16"): other words may still be the same thing; the arbiter decides.
+        return False
+    return not same_thing(new.claim, held.claim)
 
 
 def _verdict(a: Arbitration) -> dict[str, object]:

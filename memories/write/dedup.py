@@ -47,6 +47,7 @@ from django.utils import timezone
 from memories.extraction.claims import NEGATED, USER, Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
+from memories.extraction.understanding import claim_of_sentence
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.store import keyword_index, vector_index
 from memories.store.selectors import memories_by_id
@@ -564,6 +565,15 @@ class _Gathered:
         return held
 
 
+def _read_claim(candidate: Candidate) -> Claim | None:
+    """A fact the attribute readers could not read (the rules' wording), read from its
+    parse: "The user plays squash, usually on Tuesdays." claims about:squash, so "I quit
+    squash" ends it. Offline only: a model's candidate says its claim or has none."""
+    if candidate.kind != "fact" or not candidate.stage.startswith(("rules", "regex")):
+        return None
+    return claim_of_sentence(candidate.content, timezone.now())
+
+
 def _gather(candidate: Candidate, ctx: WriteContext, lock: ExitStack) -> _Gathered:
     """Read what decides the candidate's fate, in order, until ``settled`` says that the rest
     cannot change it. The last reads are made under the namespace's write lock, in the
@@ -571,7 +581,7 @@ def _gather(candidate: Candidate, ctx: WriteContext, lock: ExitStack) -> _Gather
     if _budget_exhausted(ctx):
         return _Gathered(ctx, Facts(New(candidate.kind), budget_exhausted=True))
     # The claim is read first (no database) for the look-ups below.
-    claim = claim_of(candidate.kind, candidate.content, candidate.claim)
+    claim = claim_of(candidate.kind, candidate.content, candidate.claim) or _read_claim(candidate)
     first = _first_reads(candidate, ctx, claim or None)
     new = New(
         candidate.kind,
