@@ -19,6 +19,7 @@ reason kept for the extraction record (``Reading.notes``).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,8 @@ from memories.extraction.validity import Validity, validity_of
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
+
+logger = logging.getLogger(__name__)
 
 # Verbs that end what their object or complement names ("gave up the trumpet", "stopped
 # playing the piano", "sold my scooter").
@@ -239,7 +242,12 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
         return reading
     rest: list[str] = []
     for sentence in doc.sents:
-        statements, declined = _sentence(sentence, now, people)
+        try:
+            statements, declined = _sentence(sentence, now, people)
+        except Exception as exc:  # a reader's bug on one sentence: never a failed message
+            logger.exception("the parse reader failed on a sentence; the rules read it")
+            statements, declined = [], [sentence.text.strip()]
+            reading.notes.append(f"parse reader failed ({type(exc).__name__}): rules")
         reading.statements += statements
         rest += declined
     reading.rest = " ".join(rest)
@@ -570,7 +578,7 @@ def _aside(token: Token, subject: Token | None) -> bool:
     """A word before the subject the parser could not attach ("fyi", "btw", "tbh"), or a
     phrase after the verb ("..., about 25 mins each way"): said aside."""
     if token.i > token.head.i:  # after a comma: said aside; else the parse lost its place
-        first = min(t.i for t in token.subtree if not t.is_punct)
+        first = min((t.i for t in token.subtree if not t.is_punct), default=token.i)
         return first > 0 and token.doc[first - 1].text in (",", "-", "(")
     return subject is not None and token.i < subject.i and not list(token.children)
 

@@ -167,3 +167,15 @@ def test_a_correction_rewrites_the_memory_it_points_at(
     rows = list(enumerate(memories, start=1))
     found = conversation.corrected(rows, correction) if correction else []
     assert [r.content for r in found] == ([rewritten] if rewritten else [])
+
+
+def test_a_reader_bug_on_one_sentence_leaves_it_to_the_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*args: object) -> object:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(understanding, "_sentence", broken)
+    reading = understanding.read_message("I play the cello.", NOW)
+    assert (reading.statements, reading.rest) == ([], "I play the cello.")
+    assert reading.notes == ["parse reader failed (ValueError): rules"]
