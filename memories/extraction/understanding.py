@@ -89,6 +89,10 @@ PAST_WORDS = frozenset(
     {"ago", "yesterday", "last", "january", "february", "march", "april", "may", "june", "july",
      "august", "september", "october", "november", "december", "earlier", "previously"}
 )  # fmt: skip
+# Said in the progressive, these last ("I'm learning Italian", "I'm living in Porto").
+LASTING = frozenset(
+    {"live", "learn", "study", "work", "teach", "stay", "train", "play", "date", "raise", "run"}
+)
 HABITUAL = frozenset({"always", "never", "only", "whenever"})
 MOMENT = frozenset({"today", "tonight", "tomorrow", "yesterday", "right", "moment"})
 # Objects that name nothing ("I take it every morning", "I eat everything now").
@@ -270,7 +274,8 @@ def prepared(text: str) -> str:
 
 _REPORTED_BEFORE = re.compile(
     r"\b(?:said|says|say|wrote|writes|texted|replied|asked|told|tells|goes|posted|tweeted|"
-    r"messaged|quote|quoted|reads|read)\W*$",
+    r"messaged|quote|quoted|reads|read|picture this|imagine|pretend|suppose|translate|"
+    r"translate (?:to|into) \w+|write|in \w+)\W*$",
     re.IGNORECASE,
 )
 
@@ -337,7 +342,8 @@ def _sentence(
             statements += list(_clause(head, now, people, text))
         except _Decline:
             declined.append(head)
-        statements += _companions_of(head, people, text)
+        said = {s.content for s in statements}  # found again from each clause above it
+        statements += [c for c in _companions_of(head, people, text) if c.content not in said]
     if not statements and len(declined) == len(heads):  # nothing of it understood
         return [], [_for_rules(sentence.root, list(sentence))]
     return statements, [_for_rules(head, _clause_tokens(head)) for head in declined]
@@ -541,6 +547,8 @@ def _past_same_form(head: Token) -> bool:
     "cut"), told by a time before now."""
     if head.tag_ not in ("VBP", "VB") or head.lower_ != head.lemma_.lower():
         return False
+    if _lemma(head) in ENDING and any(c.lower_ == "i" for c in head.children):
+        return True  # "I quit smoking": an ending is told when it has happened
     if any(c.dep_ in ("aux", "neg") or c.tag_ == "MD" for c in head.children):
         return False
     return any(t.lower_ in PAST_WORDS for t in head.subtree)
@@ -603,6 +611,14 @@ def _introduces(head: Token) -> bool:
     )
 
 
+def _in_progress(head: Token) -> bool:
+    """ "I'm melting", "I'm leaning towards Svelte": what goes on now, not what lasts (an
+    ending, "I'm living in ...", "I'm learning ..." excepted); the rules know which last."""
+    if head.tag_ != "VBG" or not any(c.dep_ == "aux" and c.lemma_ == "be" for c in head.children):
+        return False
+    return head.lemma_ not in LASTING and _lemma(head) not in ENDING
+
+
 def _passing(head: Token) -> bool:
     """ "I'm really stressed today": a state of the moment, not one to keep."""
     return any(c.lower_ in MOMENT for c in head.children)
@@ -616,6 +632,8 @@ def _resolved(head: Token, people: list[str]) -> bool:
     if not verbs & (ENDING | STANCE):
         return False
     pronoun = next(t for t in _objects(head) if t.lower_ in REFERRING)
+    if pronoun.i + 1 < len(pronoun.doc) and pronoun.nbor(1).lower_ in ("here", "there"):
+        return False  # "love it here": the place, said elsewhere
     thing = _antecedent(pronoun) or _antecedent_before(people)
     if not thing:
         return False
@@ -690,7 +708,7 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         return  # "people keep telling me I'm ...", "my coach insists I'm ...": their words
     if head.dep_ == "ROOT" and head.tag_ == "VB" and subject is None:
         raise _Decline  # an instruction: the rules' procedures
-    if head.lemma_ in WANTING or _passing(head):
+    if head.lemma_ in WANTING or _passing(head) or _in_progress(head):
         raise _Decline  # a request, a passing state: the rules'
     if any(c.dep_ == "dep" and not _aside(c, subject) for c in head.children):
         raise _Decline  # a word the parser could not attach: it did not read the clause
