@@ -128,6 +128,7 @@ STATIVE = frozenset(
     {"live", "work", "teach", "study", "stay", "be", "have", "own", "play", "like", "love"}
 )
 _SPACE = re.compile(r"\s+")
+_AGE = re.compile(r"\b\d+\s*(?:years?|yrs?|yo)\b")
 # Longer than this, a message is not parsed (the rules read it, said in the extraction
 # record), nor a sentence longer than MAX_PARSED_TOKENS: a parse costs ~4 ms a sentence, and
 # reading one clause walks its subtree, so a run-on of thousands of words would take minutes.
@@ -346,7 +347,15 @@ def _sentence(
         statements += [c for c in _companions_of(head, people, text) if c.content not in said]
     if not statements and len(declined) == len(heads):  # nothing of it understood
         return [], [_for_rules(sentence.root, list(sentence))]
+    if any(_said_by_us(head) for head in declined):
+        # "we" alone is a team or a household: the rules tell which from the whole sentence.
+        return [], [_for_rules(sentence.root, list(sentence))]
     return statements, [_for_rules(head, _clause_tokens(head)) for head in declined]
+
+
+def _said_by_us(head: Token) -> bool:
+    subject = _subject(head)
+    return subject is not None and subject.lower_ == "we"
 
 
 def _companions_of(head: Token, people: list[str], text: str) -> list[Statement]:
@@ -645,7 +654,7 @@ def _antecedent(pronoun: Token) -> str:
     """The nearest thing named before the pronoun in the message (not a person for "it")."""
     for chunk in reversed([c for c in pronoun.doc.noun_chunks if c.end <= pronoun.i]):
         root = chunk.root
-        if root.pos_ == "PRON":
+        if root.pos_ == "PRON" or _a_reason(root):
             continue
         if pronoun.lower_ in ("it", "that", "this") and root.ent_type_ == "PERSON":
             continue
@@ -655,6 +664,12 @@ def _antecedent(pronoun: Token) -> str:
         if words:
             return " ".join(words)
     return ""
+
+
+def _a_reason(noun: Token) -> bool:
+    """ "because of religion", "due to work": why, not what the pronoun names."""
+    prep = noun.head
+    return prep.dep_ in ("pcomp", "prep") and prep.head.lower_ in ("because", "due", "thanks")
 
 
 def _antecedent_before(people: list[str]) -> str:
@@ -970,8 +985,8 @@ def _claim(
             raise _Decline  # "I'm 34", "I'm Sam": the regex stage's
         return Claim(holder, f"about:{head.lemma_.lower()}", lemma, polarity)
     value = value_of(variant if variant is not None else obj)
-    if not value:
-        raise _Decline
+    if not value or _AGE.search(value):
+        raise _Decline  # "I have 45 years": an age, the regex stage's
     if (prep in FUNCTIONAL_PREPS and head.lemma_ in AFFILIATION) or (
         head.lemma_ == "be" and prep and "_" not in prep
     ):
