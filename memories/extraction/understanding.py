@@ -498,8 +498,10 @@ def _relative_owner(noun: Token) -> str:
 
 def _said_without_i(head: Token) -> bool:
     """A chat clause without its "I", told in the past ("sold the Volvo on saturday!!")."""
-    if head.tag_ not in ("VBD", "VBN"):
-        return False
+    if head.tag_ != "VBD" and not (
+        head.tag_ == "VBN" and any(c.dep_ in ("aux", "auxpass") for c in head.children)
+    ):
+        return False  # "Based in Toronto these days": a description, not a chat clause
     return head.dep_ == "ROOT" or (head.i < head.head.i and _spliced(head, head.head))
 
 
@@ -721,6 +723,8 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
     subject = _subject(head)
     if _reported_by_others(head, subject):
         return  # "people keep telling me I'm ...", "my coach insists I'm ...": their words
+    if head.i + 1 < len(head.doc) and not head.whitespace_ and head.nbor(1).text == "-":
+        raise _Decline  # "left-handed": a word in a compound, not the verb "leave"
     if head.dep_ == "ROOT" and head.tag_ == "VB" and subject is None:
         raise _Decline  # an instruction: the rules' procedures
     if head.lemma_ in WANTING or _passing(head) or _in_progress(head):
@@ -729,7 +733,7 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         raise _Decline  # a word the parser could not attach: it did not read the clause
     if _pronoun_object(head, REFERRING) and not _resolved(head, people):
         raise _Decline  # "I've increased it to 10 km": what "it" is, the rules ask a person
-    if _pronoun_object(head, VAGUE):
+    if any(c.dep_ in ("dobj", "attr") and c.lower_ in VAGUE for c in head.children):
         return  # "I eat everything now": names nothing to keep
     if _introduces(head) or any(c.lower_ in HABITUAL for c in head.children):
         raise _Decline  # "I'm Tomasz, 45": the regex stage's; "always", "only": procedures
@@ -1332,9 +1336,19 @@ def _third_person(token: Token, *, verb: bool = False) -> str:
 
 def _join(words: list[str], tokens: list[Token]) -> str:
     out = ""
+    before: Token | None = None
     for word, token in zip(words, tokens, strict=True):
         glued = word.startswith("'") or (token.is_punct and word not in ("(", '"'))
-        if out and not glued:
+        # "left-handed", "e-mail": written together, kept together (words not rewritten)
+        together = (
+            before is not None
+            and before.i == token.i - 1
+            and not before.whitespace_
+            and word == token.text
+            and out.endswith(before.text)
+        )
+        if out and not (glued or together):
             out += " "
         out += word
+        before = token
     return _SPACE.sub(" ", out).replace("( ", "(").strip()
