@@ -93,6 +93,8 @@ PAST_WORDS = frozenset(
 LASTING = frozenset(
     {"live", "learn", "study", "work", "teach", "stay", "train", "play", "date", "raise", "run"}
 )
+# Verbs that say nothing without their object ("go", "get", "make", "do").
+LIGHT = frozenset({"go", "come", "get", "make", "do", "take", "put", "be", "have", "become"})
 HABITUAL = frozenset({"always", "never", "only", "whenever"})
 MOMENT = frozenset({"today", "tonight", "tomorrow", "yesterday", "right", "moment"})
 # Objects that name nothing ("I take it every morning", "I eat everything now").
@@ -497,7 +499,10 @@ def _relative_owner(noun: Token) -> str:
 
 
 def _said_without_i(head: Token) -> bool:
-    """A chat clause without its "I", told in the past ("sold the Volvo on saturday!!")."""
+    """A chat clause without its "I", told in the past ("sold the Volvo on saturday!!");
+    not "was a long day" (what was, not what the user did)."""
+    if head.lemma_ == "be":
+        return False
     if head.tag_ != "VBD" and not (
         head.tag_ == "VBN" and any(c.dep_ in ("aux", "auxpass") for c in head.children)
     ):
@@ -848,9 +853,13 @@ def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> 
             yield replace(statement, kind=kind) if ends else statement
         return
     obj, _ = _object(head)
+    if obj is not None and (_AGE.search(value_of(obj)) or _to_do(obj)):
+        raise _Decline  # "I have 29 years": an age; "six write-ups to do": an obligation
     if obj is not None and any(t.pos_ == "VERB" and t.dep_ == "conj" for t in obj.subtree):
         raise _Decline  # a verb inside the object: the parse went wrong ("jazz and hate")
     chain = _conjuncts(obj) + _stray_conjuncts(head) if obj is not None else []
+    if obj is None and head.lemma_ in LIGHT:
+        raise _Decline  # "I go to work with the metro": the verb says nothing alone
     variants: list[Token | None] = list(chain) or [None]
     for variant in variants:
         content = render(head, holder, obj, variant, chain)
@@ -869,18 +878,24 @@ def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
     """The user's identity said plainly (an identity slot, "I'm a nurse", "I'm in Denver",
     "I'm hungry"): the regex stage and the rules fill the slots and know which states
     last; the parse reads the rest (ended, past, bounded, other people's)."""
-    if holder != USER or claim is None or claim.polarity != AFFIRMED:
+    if holder != USER or claim is None:
         return False
     subject = _subject(head)
     if subject is not None and subject.lower_ == "we":
         return False  # a household's: the readers of "we" take it for a team
-    if claim.attribute in SLOTS:
+    if claim.attribute in SLOTS and claim.polarity == AFFIRMED:
         return True
-    # "I'm a nurse", "I'm vegan", "I'm hungry": which of those last, the rules know; "I'm a
-    # member of the golf club", "allergic to nuts", "into jazz" are read here.
-    described = [c for c in head.children if c.dep_ in ("attr", "acomp")]
-    return head.lemma_ == "be" and all(
-        not any(g.dep_ == "prep" for g in c.children) for c in described
+    if head.lemma_ in AFFILIATION and not claim.attribute.startswith(ABOUT):
+        # "I work like engineer in Siemens", "I stay in Seoul": where or for whom, in shapes
+        # the slot readers know; "I teach piano" (what is taught) is read here.
+        return claim.attribute not in ("location", "employer", "role")
+    # "I'm a nurse", "I'm the head of data at Wefox", "I'm no longer at Zalando": who the user
+    # is, which the slot readers and the rules know; "allergic to nuts", "into jazz" (a
+    # quality of something) are read here.
+    if head.lemma_ != "be" or claim.polarity == PAST:
+        return False
+    return not any(
+        c.dep_ == "acomp" and any(g.dep_ == "prep" for g in c.children) for c in head.children
     )
 
 
@@ -917,6 +932,11 @@ def _fed_up_with(
     else:  # whatever the holder did with it, ended
         claim = Claim(holder, f"{ABOUT}{value}", "*", NEGATED)
     yield Statement(content, claim, "fact", validity, text, ends=value)
+
+
+def _to_do(obj: Token) -> bool:
+    """ "six write-ups to do", "a report to finish": what is to be done, not had."""
+    return any(c.dep_ in ("relcl", "acl") and c.tag_ == "VB" for c in obj.children)
 
 
 def _conjuncts(token: Token) -> list[Token]:
