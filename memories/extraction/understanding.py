@@ -127,7 +127,26 @@ AFFILIATION = frozenset({"live", "work", "teach", "study", "stay", "reside", "vo
 # Living or being somewhere with someone or something ("live in Leeds with our dog").
 COMPANION_VERBS = frozenset({"live", "be", "stay", "move", "settle", "share"})
 STATIVE = frozenset(
-    {"live", "work", "teach", "study", "stay", "be", "have", "own", "play", "like", "love"}
+    {
+        "live",
+        "work",
+        "teach",
+        "study",
+        "stay",
+        "be",
+        "have",
+        "own",
+        "play",
+        "like",
+        "love",
+        "get",
+        "know",
+        "keep",
+        "speak",
+        "use",
+        "drink",
+        "eat",
+    }
 )
 _SPACE = re.compile(r"\s+")
 _AGE = re.compile(r"\b\d+\s*(?:years?|yrs?|yo)\b")
@@ -554,8 +573,13 @@ def _mood(head: Token, holder_subject: Token | None) -> str:
 
 
 def _told_in_the_past(head: Token) -> bool:
+    """Told as something that happened: a past tense, a past with the present's form, or a
+    perfect of an event ("we have signed the contract"; not "I've been", "I've got")."""
     auxiliaries = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
-    return any(t.tag_ == "VBD" for t in [head, *auxiliaries]) or _past_same_form(head)
+    if any(t.tag_ == "VBD" for t in [head, *auxiliaries]) or _past_same_form(head):
+        return True
+    perfect = head.tag_ == "VBN" and any(a.lemma_ == "have" for a in auxiliaries)
+    return perfect and head.lemma_ not in STATIVE
 
 
 def _past_same_form(head: Token) -> bool:
@@ -885,7 +909,7 @@ def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
         return False  # a household's: the readers of "we" take it for a team
     if claim.attribute in SLOTS and claim.polarity == AFFIRMED:
         return True
-    if head.lemma_ in AFFILIATION and not claim.attribute.startswith(ABOUT):
+    if head.lemma_ in AFFILIATION and (not claim.attribute.startswith(ABOUT) or "_" in claim.value):
         # "I work like engineer in Siemens", "I stay in Seoul": where or for whom, in shapes
         # the slot readers know; "I teach piano" (what is taught) is read here.
         return claim.attribute not in ("location", "employer", "role")
