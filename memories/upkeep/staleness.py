@@ -157,7 +157,6 @@ def _mark_chunk(scope: str, cutoff: datetime, now: datetime, after_id: int) -> l
             return []
         ids = [memory_id for memory_id, _, _ in rows]
         Memory.objects.filter(pk__in=ids).update(status=MemoryStatus.STALE, updated_at=now)
-        created_at = connection.ops.adapt_datetimefield_value(now)
         half_life = half_life_days(scope)
         history = []
         for memory_id, namespace, last_seen_at in rows:
@@ -172,20 +171,30 @@ def _mark_chunk(scope: str, cutoff: datetime, now: datetime, after_id: int) -> l
                 "half_life_days": half_life,
                 "last_seen_at": last_seen_at.isoformat(),
             }
-            history.append(
-                (
-                    memory_id,
-                    namespace,
-                    MemoryEvent.Event.STALE.value,
-                    ACTOR,
-                    reason,
-                    json.dumps(data),
-                    created_at,
-                )
-            )
-        with connection.cursor() as cursor:
-            cursor.executemany(_HISTORY_SQL, history)
+            history.append((memory_id, namespace, reason, data))
+        _write_stale_history(history, now)
     return ids
+
+
+def _write_stale_history(
+    history: list[tuple[int, str, str, dict[str, Any]]], now: datetime
+) -> None:
+    """One "stale" history row per (memory id, namespace, reason, data), in one statement."""
+    created_at = connection.ops.adapt_datetimefield_value(now)
+    rows = [
+        (
+            memory_id,
+            namespace,
+            MemoryEvent.Event.STALE.value,
+            ACTOR,
+            reason,
+            json.dumps(data),
+            created_at,
+        )
+        for memory_id, namespace, reason, data in history
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(_HISTORY_SQL, rows)
 
 
 def _mark_expired_chunk(now: datetime, after_id: int) -> list[int]:
@@ -203,25 +212,12 @@ def _mark_expired_chunk(now: datetime, after_id: int) -> list[int]:
             return []
         ids = [memory_id for memory_id, _, _ in rows]
         Memory.objects.filter(pk__in=ids).update(status=MemoryStatus.STALE, updated_at=now)
-        created_at = connection.ops.adapt_datetimefield_value(now)
         history = []
         for memory_id, namespace, valid_until in rows:
             ended = cast(datetime, valid_until)  # not null: the filter compared it
             data = {"from": MemoryStatus.ACTIVE.value, "valid_until": ended.isoformat()}
-            reason = f"valid until {utc_text(ended)} passed"
-            history.append(
-                (
-                    memory_id,
-                    namespace,
-                    MemoryEvent.Event.STALE.value,
-                    ACTOR,
-                    reason,
-                    json.dumps(data),
-                    created_at,
-                )
-            )
-        with connection.cursor() as cursor:
-            cursor.executemany(_HISTORY_SQL, history)
+            history.append((memory_id, namespace, f"valid until {utc_text(ended)} passed", data))
+        _write_stale_history(history, now)
     return ids
 
 
