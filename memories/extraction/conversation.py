@@ -152,7 +152,7 @@ _NEW_NOT_OLD = re.compile(
     re.I,
 )
 _MEANT = re.compile(
-    r"\b(?:i meant|make (?:it|that)|it'?s actually|it'?s|actually)\s+"
+    r"\b(?:i meant|it'?s actually|it'?s|actually)\s+"  # "make it": _MAKE_IT, read first
     r"(?P<new>[\w'-]+(?:\s+[\w'-]+)?)",
     re.I,
 )
