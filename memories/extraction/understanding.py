@@ -19,6 +19,7 @@ reason kept for the extraction record (``Reading.notes``).
 
 from __future__ import annotations
 
+import calendar
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -120,6 +121,8 @@ INTRODUCTION_NOUNS = frozenset(
 )  # fmt: skip
 # A place or affiliation said with one of these prepositions has one value at a time.
 FUNCTIONAL_PREPS = frozenset({"in", "at", "for"})
+# Prepositions whose object says when, with whom or why, never what the verb is about.
+NOT_WHAT = frozenset({"until", "till", "since", "with", "because"})
 # Where one lives, works or studies: one place at a time ("teaches at the primary school").
 # Other verbs with a place ("swims at the lido") are about the activity: "about:swim".
 LOCATIVE = frozenset({"at", "in", "on", "near", "by", "around", "inside", "outside"})
@@ -530,8 +533,19 @@ def _said_without_i(head: Token) -> bool:
 
 
 def _a_person(token: Token) -> bool:
-    """A name as people write one: capitalised, and not a place, firm or thing."""
-    return token.pos_ == "PROPN" and token.text[:1].isupper() and token.ent_type_ in ("", "PERSON")
+    """A name as people write one: capitalised, and not a place, firm or thing; not a
+    word the tagger took for a name because it opens the sentence ("Nah, the Spanish one
+    sounds ...", a second subject of the verb) or an acronym ("Use ISO dates")."""
+    if token.pos_ != "PROPN" or not token.text[:1].isupper():
+        return False
+    if token.ent_type_ not in ("", "PERSON"):
+        return False
+    if len(token.text) > 1 and token.text.isupper():
+        return False
+    if any(c.pos_ in ("VERB", "AUX") for c in token.children):
+        return False
+    subjects = [c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")]
+    return len(subjects) == 1
 
 
 def _owner(noun: Token) -> str:
@@ -699,8 +713,7 @@ def _antecedent(pronoun: Token) -> str:
 
 def _a_reason(noun: Token) -> bool:
     """ "because of religion", "due to work": why, not what the pronoun names."""
-    prep = noun.head
-    return prep.dep_ in ("pcomp", "prep") and prep.head.lower_ in ("because", "due", "thanks")
+    return any(a.lower_ in ("because", "due", "thanks") for a in list(noun.ancestors)[:3])
 
 
 def _antecedent_before(people: list[str]) -> str:
@@ -758,6 +771,8 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         raise _Decline  # an instruction: the rules' procedures
     if head.lemma_ in WANTING or _passing(head) or _in_progress(head):
         raise _Decline  # a request, a passing state: the rules'
+    if any(c.lower_ == "please" for c in head.children):
+        raise _Decline  # "... and please don't suggest GUI tools": a request, not a state
     if any(c.dep_ == "dep" and not _aside(c, subject) for c in head.children):
         raise _Decline  # a word the parser could not attach: it did not read the clause
     if _pronoun_object(head, REFERRING) and not _resolved(head, people):
@@ -1031,8 +1046,15 @@ def _claim(
     if obj is None:
         if head.lemma_ == "be":
             raise _Decline  # "I'm 34", "I'm Sam": the regex stage's
+        if head.lemma_ in AFFILIATION or _fronted_object(head) or _on_a_day(head):
+            # "I live nearby": where is not said; "Beef I don't eat": the object stands
+            # before the subject; "I start on the 1st": an event on a day, the rules' to date
+            raise _Decline
         return Claim(holder, f"about:{head.lemma_.lower()}", lemma, polarity)
-    value = value_of(variant if variant is not None else obj)
+    thing = variant if variant is not None else obj
+    if thing.pos_ == "PRON" and thing.i not in head.doc.user_data.get("antecedents", {}):
+        raise _Decline  # "my grandma calls me that": a pronoun names nothing to hold
+    value = value_of(thing)
     if not value or _AGE.search(value):
         raise _Decline  # "I have 45 years": an age, the regex stage's
     if (prep in FUNCTIONAL_PREPS and head.lemma_ in AFFILIATION) or (
@@ -1041,6 +1063,32 @@ def _claim(
         return folded(Claim(holder, f"{head.lemma_.lower()}_{prep}", value, polarity))
     verb = f"{lemma}_{prep}" if prep else lemma
     return folded(Claim(holder, f"{verb}:{value}", value, polarity))
+
+
+def _fronted_object(head: Token) -> bool:
+    subject = _subject(head)
+    return subject is not None and any(
+        c.i < subject.i and c.pos_ == "NOUN" and c.dep_ in ("npadvmod", "dep") and not _a_period(c)
+        for c in head.children
+    )
+
+
+_ORDINAL_DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)")
+_CALENDAR = frozenset(
+    name.lower()
+    for name in [*calendar.day_name, *calendar.month_name, *calendar.month_abbr]
+    if name
+)
+
+
+def _on_a_day(head: Token) -> bool:
+    """ "start on the 1st", "leave on Friday": when, not what the verb is about."""
+    return any(
+        g.dep_ == "pobj" and (_ORDINAL_DAY.fullmatch(g.lower_) or g.lower_ in _CALENDAR)
+        for c in head.children
+        if c.dep_ == "prep"
+        for g in c.children
+    )
 
 
 def _object(head: Token) -> tuple[Token | None, str]:
@@ -1061,7 +1109,7 @@ def _object(head: Token) -> tuple[Token | None, str]:
         placed = head.lemma_ in AFFILIATION or head.lemma_ == "be"  # "lives in", "is in"
         if child.dep_ == "prep" and child.lower_ in LOCATIVE and not placed:
             continue  # "swims at the lido": where, not what (the claim is about swimming)
-        if child.dep_ == "prep" and child.lower_ not in ("until", "till", "since", "with"):
+        if child.dep_ == "prep" and child.lower_ not in NOT_WHAT:
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
             if pobj is not None and not (child.lower_ == "for" and _a_period(pobj)):
                 return pobj, child.lower_
@@ -1224,6 +1272,8 @@ def render(
             words.append(token.doc.user_data["antecedents"][token.i])
         elif lower in ("my", "our") and not words:
             words.append("The user's")
+        elif lower in ("my", "our") and holder != USER and token.tag_ == "PRP$":
+            words.append("the user's")  # "Marta covers my on-call": the user's, not Marta's
         elif lower in _PERSON and token.tag_ in ("PRP", "PRP$"):
             words.append(_PERSON[lower])
         elif lower == "n't":
