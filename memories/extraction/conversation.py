@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memories.extraction.claims import NUMBER_WORDS
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
 
 # A reply this short (in words) to a question is an answer, not a statement of its own.
 MAX_ANSWER_WORDS = 8
@@ -181,6 +185,64 @@ def correction_in(text: str) -> Correction | None:
     return None
 
 
+# A count said again: a number in a short message ("cut down to two a day", "it's more like
+# five", "hit 25 yesterday", "did 14 km on sunday"), read from the parse.
+MAX_COUNT_WORDS = 14
+_A_NUMBER = re.compile(rf"\b(?:{_NUMBER})\b", re.I)
+_CLOCK = frozenset({"at", "by", "around", "before", "after", "pm", "am", "o'clock", "on"})
+
+
+def count_update(text: str, memories: list[tuple[int, str]]) -> Rewrite | None:
+    """The recent memory a new count changes, rewritten with it; None when the message
+    says no count, or no recent memory counts the same thing.
+
+    The count's unit decides: "14 km" changes the memory that says "8 km"; a bare number
+    ("more like five", "hit 25") changes the newest memory with one number, when the
+    message names nothing else to count and is not a time or an age ("at 5", "I'm 34")."""
+    if len(text.split()) > MAX_COUNT_WORDS or len(_A_NUMBER.findall(text)) != 1:
+        return None
+    from spaceduck.core.parse import parse
+
+    numbers = [t for t in parse(text) if t.like_num and _A_NUMBER.fullmatch(t.text)]
+    if len(numbers) != 1:
+        return None
+    number = numbers[0]
+    if number.dep_ == "nummod" and number.head.pos_ == "NOUN":
+        return _same_unit(number.text, number.head.lemma_.lower(), memories)
+    if _an_age(number) or number.head.lower_ in _CLOCK:
+        return None  # "I'm 34": an age; "at 5": a time
+    if any(t.pos_ in ("NOUN", "PROPN") and t.dep_ in ("dobj", "nsubj") for t in number.doc):
+        return None  # "since the baby arrived ...": counts of another thing, maybe
+    counted = [(i, c) for i, c in memories if len(_A_NUMBER.findall(c)) == 1]
+    if not counted:
+        return None
+    return _rewrite(counted[-1], number.text)
+
+
+def _an_age(number: Token) -> bool:
+    """ "I'm 34", "she's 7": a person's age; not "it's more like five" (the count again)."""
+    if number.head.lemma_ != "be":
+        return False
+    subject = next((c for c in number.head.children if c.dep_ == "nsubj"), None)
+    return subject is None or subject.lower_ not in ("it", "that", "this")
+
+
+def _same_unit(value: str, unit: str, memories: list[tuple[int, str]]) -> Rewrite | None:
+    for memory_id, content in reversed(memories):
+        found = re.search(rf"\b(?P<n>{_NUMBER})\s+{re.escape(unit)}\w*\b", content, re.I)
+        if found is not None and found.group("n").lower() != value.lower():
+            return _rewrite((memory_id, content), value)
+    return None
+
+
+def _rewrite(memory: tuple[int, str], value: str) -> Rewrite | None:
+    memory_id, content = memory
+    old = _A_NUMBER.search(content)
+    if old is None or old.group(0).lower() == value.lower():
+        return None
+    return Rewrite(memory_id, content[: old.start()] + value + content[old.end() :])
+
+
 def _word(text: str) -> str:
     words = _STOP.split(text.strip())[0].split()
     # "twelve years" -> "twelve years"; "Wednesday. same time" was cut at the full stop.
@@ -246,3 +308,9 @@ def _alike(a: str, b: str) -> bool:
 
 def _cased(new: str) -> str:
     return new[:1].upper() + new[1:] if new[:1].isalpha() else new
+
+
+def says_a_number(text: str) -> bool:
+    """Whether a message may change a count (one number, few words): only then are the
+    recent memories read."""
+    return len(text.split()) <= MAX_COUNT_WORDS and len(_A_NUMBER.findall(text)) == 1

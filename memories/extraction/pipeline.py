@@ -241,6 +241,12 @@ def _with_the_conversation(
         rewrites = conversation.corrected([(i, c) for i, _, c in rows], correction)
         if rewrites:
             return "", [_rewritten(r, kinds[r.memory_id]) for r in rewrites]
+    if conversation.says_a_number(text):  # "cut down to two a day": a count changed
+        rows = before.memories()
+        kinds = {memory_id: kind for memory_id, kind, _ in rows}
+        update = conversation.count_update(text, [(i, c) for i, _, c in rows])
+        if update is not None:
+            return "", [_rewritten(update, kinds[update.memory_id])]
     if conversation.could_answer(text):  # the turns are read only then: a query
         turns = before.turns()
         if turns and turns[-1][0] == "assistant":

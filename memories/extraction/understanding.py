@@ -105,8 +105,15 @@ STANCE = frozenset({"like", "love", "enjoy", "adore", "hate", "dislike", "stand"
 GENERIC = frozenset({"thing", "things", "update", "bit", "lot", "stuff", "way", "time", "day"})
 REFERRING = frozenset({"it", "that", "this", "them", "one", "these", "those"})
 VAGUE = frozenset(
-    {"everything", "something", "anything", "nothing", "stuff", "things", "lot", "much", "lots"}
-)
+    {"everything", "something", "anything", "nothing", "stuff", "things", "lot", "much", "lots",
+     "enough"}
+)  # fmt: skip
+# Verbs of the conversation itself: without an object they say nothing about the user
+# ("I know, I know", "I see", "I guess", "I agree").
+DISCOURSE = frozenset(
+    {"know", "see", "guess", "mean", "agree", "understand", "suppose", "bet", "promise",
+     "swear", "wonder", "hope", "admit", "remember", "forget", "care", "get"}
+)  # fmt: skip
 HEDGES = frozenset({"maybe", "perhaps", "possibly", "probably"})
 UNSURE_MODALS = frozenset({"might", "may", "could", "would", "'d", "should"})
 # Words that say nothing about what is claimed ("drinks oolong as well").
@@ -270,7 +277,10 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
         reading.rest, reading.notes = text, [f"parser failed ({type(exc).__name__}): rules"]
         return reading
     rest: list[str] = []
+    labels = _labels(text)
     for sentence in doc.sents:
+        if _a_label(sentence, labels):
+            continue  # "bit of background before we start: I ...": says nothing itself
         try:
             statements, declined = _sentence(sentence, now, people)
         except Exception as exc:  # a reader's bug on one sentence: never a failed message
@@ -283,8 +293,11 @@ def read_message(text: str, now: datetime, before: Before | None = None) -> Read
     return reading
 
 
-# "quick intro: I'm ...", "fyi: we ...": a label of a few words before a colon says nothing.
-_SHORT_PREFACE = re.compile(r"^\s*(?:[A-Za-z']+\s+){0,2}[A-Za-z']+\.\s+(?=[A-Z])")
+# "quick intro. I'm ...", "quick update - I quit ...": a label of a few words says nothing
+# (not "gave up violin - my wrists ...": after a dash, only a clause of "I" or "we").
+_SHORT_PREFACE = re.compile(
+    r"^\s*(?:[A-Za-z']+\s+){0,2}[A-Za-z']+(?:\.\s+(?=[A-Z])|\s+[-\u2013\u2014]\s+(?=(?:I|we)\b))"
+)
 _CLAUSE_AFTER_COLON = re.compile(r":\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)")
 
 
@@ -309,6 +322,27 @@ def _ended_preface(found: re.Match[str]) -> str:
     """A colon after "she said" opens a quotation, which is not the user's statement."""
     before = found.string[: found.start()]
     return found.group(0) if _REPORTED_BEFORE.search(before) else ". "
+
+
+_LABEL = re.compile(
+    r"(?:^|[.!?\n]\s*)([^.!?\n:]{1,60}):\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)"
+)
+
+
+def _labels(text: str) -> set[str]:
+    """The words before a colon that opens a statement ("honest answer: I smoke")."""
+    return {found.group(1).strip().lower() for found in _LABEL.finditer(text)}
+
+
+def _a_label(sentence: Span, labels: set[str]) -> bool:
+    """A sentence that was only a label before a colon, with nothing of the user's in it
+    (not "I moved to Berlin: I love it")."""
+    said = sentence.text.strip().rstrip(".").strip().lower()
+    label = next((label for label in labels if said.endswith(label)), None)
+    if label is None or any(t.lower_ in ("i", "me", "my", "mine") for t in sentence):
+        return False
+    greeting = set(_WORD.findall(said[: -len(label)]))  # "hi! bit of background: ..."
+    return greeting <= GREETINGS
 
 
 _PIECES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -899,6 +933,8 @@ def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> 
     chain = _conjuncts(obj) + _stray_conjuncts(head) if obj is not None else []
     if obj is None and head.lemma_ in LIGHT:
         raise _Decline  # "I go to work with the metro": the verb says nothing alone
+    if obj is None and head.lemma_ in DISCOURSE and not _objects(head):
+        return  # "I know, I know": talk about the conversation, nothing to keep
     variants: list[Token | None] = list(chain) or [None]
     for variant in variants:
         content = render(head, holder, obj, variant, chain)
@@ -1156,7 +1192,8 @@ def _ending(
     content = render(head, holder)
     known = derive(content)
     if known is not None and known.polarity == NEGATED:  # "stopped being vegetarian"
-        yield Statement(content, replace(known, subject=holder), "fact", validity, text)
+        claim = replace(known, subject=holder)
+        yield Statement(content, claim, "fact", validity, text, ends=_thing_of(claim))
         return
     inner = next(
         (c for c in head.children if c.dep_ in ("xcomp", "ccomp", "advcl") and c.tag_ == "VBG"),
@@ -1164,7 +1201,8 @@ def _ending(
     )
     if inner is not None:
         for statement in _read(inner, holder, now, text, NEGATED):
-            yield replace(statement, content=content, validity=validity)
+            ends = _thing_of(statement.claim)  # "stopped playing the cello": the cello
+            yield replace(statement, content=content, validity=validity, ends=ends)
         return
     obj, _ = _object(head)
     if obj is None:
@@ -1185,6 +1223,14 @@ def _ending(
             yield Statement(
                 sentence, Claim(holder, f"about:{thing}", "have"), "fact", Validity(), text
             )
+
+
+def _thing_of(claim: Claim | None) -> str:
+    """What an ended opinion or doing is about ("opinion:true crime" -> "true crime"), for
+    the decision step to find the memories that name it; "" for other claims."""
+    if claim is None or not claim.attribute.startswith(("opinion:", ABOUT)):
+        return ""
+    return claim.attribute.split(":", 1)[1]
 
 
 def _companions(head: Token, holder: str, text: str) -> Iterator[Statement]:

@@ -632,7 +632,16 @@ def _naming(candidate: Candidate, ctx: WriteContext) -> list[Memory]:
         and candidate.ends in m.content.lower()
         and m.claim_polarity != NEGATED
         and _only_about(m, candidate.ends)
+        and _same_family(m, claim)
     ]
+
+
+def _same_family(memory: Memory, claim: Claim) -> bool:
+    """An ended opinion ("gone off true crime") ends opinions and plain sentences about the
+    thing, not what the holder does with it ("listens to true crime podcasts")."""
+    if not claim.attribute.startswith("opinion:"):
+        return True
+    return memory.claim_attribute == "" or memory.claim_attribute.startswith("opinion:")
 
 
 def _said_of(content: str, holder: str) -> bool:

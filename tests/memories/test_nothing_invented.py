@@ -214,11 +214,21 @@ def test_a_new_count_replaces_the_old_one_and_nothing_vague_is_kept(
 
 
 def test_a_change_of_something_named_only_by_it_waits_for_review(owner: Actor) -> None:
-    say(owner, ["I run 5 km every morning."], ["I've increased it to 10 km now."])
+    # "it" with a count of something no memory counts: nobody can tell what changed.
+    say(owner, ["I run 5 km every morning."], ["I've increased it to 10 laps now."])
     pending = owner.get("/api/memories", {"namespace": NS, "status": "candidate"}).json()
     assert [m["content"] for m in pending["memories"]] == [
-        "The user has increased it to 10 km now."
+        "The user has increased it to 10 laps now."
     ]
+    assert contents(owner) == ["The user runs 5 km every morning."]
+
+
+def test_a_count_of_the_same_unit_changes_the_memory_that_counts_it(owner: Actor) -> None:
+    # "it" is what counted km before: the count is rewritten, the old one superseded.
+    say(owner, ["I run 5 km every morning."], ["I've increased it to 10 km now."])
+    assert contents(owner) == ["The user runs 10 km every morning."]
+    pending = owner.get("/api/memories", {"namespace": NS, "status": "candidate"}).json()
+    assert pending["memories"] == []
 
 
 def test_we_in_a_couple_is_the_user_and_their_partner(owner: Actor) -> None:
