@@ -164,6 +164,14 @@ _MEANT = re.compile(
 _NUMBER_NOW = re.compile(
     rf"(?:^|[,.!;]\s*|\bso\s+|\bup to\s+)(?P<new>{_NUMBER})\s+now\b(?=\s*[.!]*\s*$)", re.I
 )
+# "wait no, fourth floor": the signal, then the new value alone before the full stop.
+_SIGNAL_THEN = re.compile(
+    rf"^\W*{_SIGNAL}\W+(?:no\W+)?(?P<new>[\w'-]+(?:\s+[\w'-]+)?)\s*(?=[.,!;]|$)", re.I
+)
+_ORDINAL = (
+    r"\d+(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
+    r"eleventh|twelfth"
+)
 _MAKE_IT = re.compile(r"\bmake (?:it|that)\s+(?P<new>[\w'-]+(?:\s+[\w'-]+)?)", re.I)
 _SPELLED = re.compile(r"\b(?:[A-Z]-){2,}[A-Z]\b")
 _WITH_LETTER = re.compile(r"\b(?:with|without) an? [a-z]\b|\b[a-z] before [a-z]\b", re.I)
@@ -179,7 +187,7 @@ def correction_in(text: str) -> Correction | None:
         if (found := pattern.search(text)) is not None:
             return Correction(new=_word(found.group("new")), old=_word(found.group("old")))
     spelling = bool(_SPELLED.search(text) or _WITH_LETTER.search(text) or "spell" in text.lower())
-    found = _MAKE_IT.search(text) or _MEANT.search(text)
+    found = _MAKE_IT.search(text) or _MEANT.search(text) or _SIGNAL_THEN.search(text)
     if found is not None:
         return Correction(new=_word(found.group("new")), spelling=spelling)
     return None
@@ -290,6 +298,9 @@ def _same_kind(content: str, correction: Correction) -> str:
     first = new.split()[0]
     if first.isdigit() or first in NUMBER_WORDS:
         found = re.search(rf"\b(?:{_NUMBER})\b", content, re.I)
+        return found.group(0) if found else ""
+    if re.fullmatch(_ORDINAL, first):  # "fourth floor" for "third floor"
+        found = re.search(rf"\b(?:{_ORDINAL})\b", content, re.I)
         return found.group(0) if found else ""
     if first in _DAYS.split("|"):
         found = re.search(rf"\b(?:{_DAYS})\b", content, re.I)

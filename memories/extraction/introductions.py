@@ -113,6 +113,13 @@ def _describes_user(piece: str) -> bool:
     return not any(lexical(w).vbz or lexical(w).vbd for w in words[1:])
 
 
+def _a_sentence(piece: str) -> bool:
+    """A piece with a subject and its verb (not "backend dev at Zalando", a description)."""
+    from spaceduck.core.parse import parse
+
+    return any(t.dep_ == "nsubj" and t.head.pos_ in ("VERB", "AUX") for t in parse(piece))
+
+
 def _introduction(text: str, named: bool) -> tuple[list[Hit], list[str]]:
     body = _INTRO_MARK.sub("", text, count=1)
     raw = [
@@ -125,6 +132,8 @@ def _introduction(text: str, named: bool) -> tuple[list[Hit], list[str]]:
     opens_with_role = bool(raw) and any(
         hit.slot == "role" for hit in _piece_hits(_PIECE_LEAD.sub("", raw[0]), [], named=True)
     )
+    if opens_with_role and len(raw) == 1 and _a_sentence(raw[0]):
+        opens_with_role = False  # "doctor has me on a low-fibre diet": someone else's doing
     if not (named or _INTRO_MARK.match(text) or opens_with_role):
         return [], []
     hits: list[Hit] = []

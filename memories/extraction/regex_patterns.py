@@ -178,7 +178,7 @@ SLOT_PATTERNS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     ),
     (
         ("from",),
-        rf"\bI\s+{ADV}work\s+{ADV}from\s+(?=[A-Z])",
+        rf"\bI\s+{ADV}work\s+{ADV}from\s+(?!home\b)(?=[A-Z])",  # not "work from home"
         "location",
     ),
     (

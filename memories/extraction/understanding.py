@@ -20,6 +20,7 @@ reason kept for the extraction record (``Reading.notes``).
 from __future__ import annotations
 
 import calendar
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -60,6 +61,11 @@ ENDING = frozenset(
         "kick", "go_off", "rid", "delete", "uninstall", "unsubscribe", "step_down", "resign",
         "move_out", "part_with", "give_away", "throw_away", "throw_out", "bin",
     }
+)  # fmt: skip
+# What one holds of a thing rather than the thing ("my membership at the gym").
+HOLDING = frozenset(
+    {"membership", "subscription", "account", "contract", "plan", "pass", "ticket", "lease",
+     "policy", "card", "licence", "license", "place", "spot", "seat"}
 )  # fmt: skip
 # Verbs that hand one thing in for another ("swapped my scooter for a bicycle").
 EXCHANGE = frozenset({"trade", "swap", "exchange", "replace"})
@@ -299,6 +305,8 @@ _SHORT_PREFACE = re.compile(
     r"^\s*(?:[A-Za-z']+\s+){0,2}[A-Za-z']+(?:\.\s+(?=[A-Z])|\s+[-\u2013\u2014]\s+(?=(?:I|we)\b))"
 )
 _CLAUSE_AFTER_COLON = re.compile(r":\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)")
+# "I got that wrong earlier - I was born in Hanover": a dash between two statements.
+_CLAUSE_AFTER_DASH = re.compile(r"(?<=\w)\s+[-\u2013\u2014]\s+(?=(?:I|I'm|I've|I was)\s)")
 
 
 def prepared(text: str) -> str:
@@ -307,7 +315,8 @@ def prepared(text: str) -> str:
     ended at its colon when a statement follows ("bit of background: I teach ...")."""
     from memories.extraction.spelling import read_chat
 
-    return _SHORT_PREFACE.sub("", _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text)))
+    text = _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text))
+    return _CLAUSE_AFTER_DASH.sub(". ", _SHORT_PREFACE.sub("", text))
 
 
 _REPORTED_BEFORE = re.compile(
@@ -479,7 +488,7 @@ def _spliced(child: Token, root: Token) -> bool:
     """A clause with its own subject put before the root with a comma ("I gave up the
     trumpet, my lungs weren't up to it"), not what someone says or thinks."""
     own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
-    if child.i < root.i and not own_subject and child.tag_ in ("VBD", "VBN"):
+    if child.i < root.i and not own_subject and (child.tag_ in ("VBD", "VBN") or _can_not(child)):
         # "gave up the drums - my wrists couldn't take it": a chat clause of its own
         return child.dep_ in ("ccomp", "parataxis", "advcl", "dep", "conj")
     if child.dep_ == "advcl" and child.i > root.i:  # "..., these days I'm vegetarian"
@@ -559,11 +568,23 @@ def _said_without_i(head: Token) -> bool:
     not "was a long day" (what was, not what the user did)."""
     if head.lemma_ == "be":
         return False
+    if _can_not(head) and (head.dep_ == "ROOT" or _spliced(head, head.head)):
+        return True  # "can't watch The Office anymore, it annoys me now"
     if head.tag_ != "VBD" and not (
         head.tag_ == "VBN" and any(c.dep_ in ("aux", "auxpass") for c in head.children)
     ):
         return False  # "Based in Toronto these days": a description, not a chat clause
     return head.dep_ == "ROOT" or (head.i < head.head.i and _spliced(head, head.head))
+
+
+def _can_not(head: Token) -> bool:
+    """ "can't watch ...", "cannot eat ...": what the user can no longer do, in chat."""
+    children = list(head.children)
+    return (
+        head.tag_ == "VB"
+        and any(c.tag_ == "MD" and c.lower_ in ("ca", "can", "cannot") for c in children)
+        and any(c.dep_ == "neg" for c in children)
+    )
 
 
 def _a_person(token: Token) -> bool:
@@ -895,6 +916,13 @@ def _polarity(head: Token) -> str:
     return AFFIRMED
 
 
+def _no_longer_said(head: Token) -> bool:
+    """ "anymore", "any more" or "no longer" in the clause: a state that ended."""
+    words = [t.lower_ for t in head.subtree]
+    pairs = set(itertools.pairwise(words))
+    return "anymore" in words or ("any", "more") in pairs or ("no", "longer") in pairs
+
+
 def _lemma(head: Token) -> str:
     """The verb with its particle: "give_up", "pack_in"."""
     particles = [c.lower_ for c in head.children if c.dep_ == "prt"]
@@ -907,6 +935,11 @@ def _lemma(head: Token) -> str:
 
 def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> Iterator[Statement]:
     lemma = _lemma(head)
+    birthplace = _birthplace(head)
+    if birthplace is not None:  # told in the past, and true for good
+        claim = Claim(holder, "birthplace", value_of(birthplace), polarity)
+        yield Statement(render(head, holder), claim, "fact", Validity(), text)
+        return
     if (
         _told_in_the_past(head)
         and lemma not in ENDING
@@ -946,7 +979,22 @@ def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> 
                 claim = replace(claim, attribute=f"stay:{where}")
         elif _identity(head, holder, claim):
             raise _Decline  # the user's identity: the slot readers fill it
-        yield Statement(content, claim, "fact", validity, text)
+        # "can't watch The Office anymore": what no longer holds ends what named it.
+        ends = _thing_of(claim) if polarity == NEGATED and _no_longer_said(head) else ""
+        yield Statement(content, claim, "fact", validity, text, ends=ends)
+
+
+def _birthplace(head: Token) -> Token | None:
+    """ "I was born in Hanover": the place (one for good: a correction replaces it)."""
+    if head.lemma_ != "bear" or head.tag_ != "VBN":
+        return None
+    if not any(c.dep_ == "auxpass" for c in head.children):
+        return None
+    where = next((c for c in head.children if c.dep_ == "prep" and c.lower_ == "in"), None)
+    place = next((c for c in where.children if c.dep_ == "pobj"), None) if where else None
+    if place is None or place.like_num or place.lower_ in _CALENDAR:
+        return None  # "born in 1990", "born in May": when, the rules' birthday
+    return place
 
 
 def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
@@ -1027,8 +1075,12 @@ def _named_by(obj: Token) -> str:
     """The words that name what ended: the object's own ("the Volvo" -> "volvo"), or the
     place or thing after it when the object is only what the holder had of it ("my
     membership at the climbing gym" -> "climbing gym", "my Netflix subscription" -> "netflix")."""
-    for child in obj.children:
-        if child.dep_ == "prep":
+    # The parser often hangs "at the climbing gym" on the verb: for what is only held of a
+    # thing (a membership, a subscription), the verb's place names it too.
+    held_of = obj.lemma_.lower() in HOLDING
+    preps = [*obj.children, *(obj.head.children if held_of else [])]
+    for child in preps:
+        if child.dep_ == "prep" and (child.head is obj or child.lower_ in ("at", "with", "to")):
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
             if pobj is not None:
                 return value_of(pobj)

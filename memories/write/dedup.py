@@ -47,7 +47,7 @@ from django.utils import timezone
 from memories.extraction.claims import NEGATED, USER, Claim, claim_of, from_columns, stored_value
 from memories.extraction.salient import salient_tokens
 from memories.extraction.types import CONFIDENCE, Candidate, Verdict
-from memories.extraction.understanding import claim_of_sentence
+from memories.extraction.understanding import RELATION, claim_of_sentence
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.store import keyword_index, vector_index
 from memories.store.selectors import memories_by_id
@@ -649,6 +649,8 @@ def _said_of(content: str, holder: str) -> bool:
     is the user's dad's, not the user's)."""
     text = content.lower()
     if holder == USER:
+        if text.startswith("the user's "):  # "The user's favourite show is ...", not a relative's
+            return not RELATION.match(text.removeprefix("the user's "))
         return text.startswith("the user ") or text.startswith("the user and ")
     return text.startswith(f"the {holder} ") or text.startswith(f"{holder} ")
 

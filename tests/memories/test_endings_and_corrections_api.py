@@ -1,0 +1,76 @@
+"""Endings, corrections and chat that says nothing (issue 39, items 2-4), through the HTTP
+API: what the user ended or corrected leaves the active memories, the rest stays; a label
+before a colon, talk about the conversation and someone else's doing are not the user's
+facts. Each case failed on the main of 2026-12-05 (c6f9f62)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Actor
+from tests.memories.test_beliefs_api import active, contents, say
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_cancelled_membership_ends_the_membership(owner: Actor) -> None:
+    say(
+        owner,
+        ["I teach geography at a secondary school and I'm a member of the local golf club."],
+        ["fyi I cancelled my membership at the local golf club last month, barely went"],
+    )
+    now = contents(owner)
+    assert "The user teaches geography at a secondary school." in now
+    assert "The user is a member of the local golf club." not in now
+
+
+def test_what_the_user_cannot_do_anymore_ends_what_named_it(owner: Actor) -> None:
+    say(
+        owner,
+        ["my favourite show is Gilmore Girls, I rewatch it constantly"],
+        ["can't watch Gilmore Girls anymore, it just annoys me now"],
+    )
+    now = contents(owner)
+    assert "The user's favourite show is Gilmore Girls." not in now
+    assert "The user cannot watch Gilmore Girls anymore." in now
+
+
+def test_a_birthplace_corrected_in_a_later_turn_replaces_the_old_one(owner: Actor) -> None:
+    say(
+        owner,
+        ["I was born in Bremen, moved around a lot as a kid"],
+        ["ah I got that wrong earlier - I was born in Hanover. Bremen is where I went to school"],
+    )
+    born = [m for m in active(owner) if m["claim"] and m["claim"]["attribute"] == "birthplace"]
+    assert [m["content"] for m in born] == ["The user was born in Hanover."]
+    assert born[0]["claim"]["value"] == "hanover"
+
+
+def test_wait_no_then_the_value_corrects_the_turn_before(owner: Actor) -> None:
+    said = ["we live on the third floor, no lift", "wait no, fourth floor. I always mix those up"]
+    say(owner, said)
+    now = [c for c in contents(owner) if "floor" in c]
+    assert now == ["The user and their family live on the fourth floor."]
+
+
+def test_a_label_before_a_colon_and_talk_about_the_talk_are_not_facts(owner: Actor) -> None:
+    say(owner, ["hi! bit of background before we start: I teach chemistry at a school."])
+    say(owner, ["honest answer: I smoke. I know, I know."])
+    assert sorted(contents(owner)) == [
+        "The user smokes.",
+        "The user teaches chemistry at a school.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I've got a rabbit called Thumper, and I work from home so he's never alone",
+        "doctor has me on a low-fibre diet until my scan next Tuesday",
+    ],
+    ids=["work-from-home", "someone-elses-doing"],
+)
+def test_a_place_or_role_that_is_not_the_users_is_not_stored(owner: Actor, text: str) -> None:
+    say(owner, [text])
+    slots = {m["slot"] for m in active(owner) if m.get("slot")}
+    assert not slots & {"location", "role"}, contents(owner)
