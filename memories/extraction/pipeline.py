@@ -11,9 +11,11 @@ database, happen afterwards (memories.write.dedup).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from memories.extraction import clauses, conversation, firewall, gate, guard, regex, understanding
@@ -26,9 +28,27 @@ from memories.extraction.rules import reading as rules
 from memories.extraction.rules.build import make_candidate
 from memories.extraction.spelling import read_chat
 from memories.extraction.types import CONFIDENCE, Candidate, Source, Verdict
+from spaceduck.core import parse
 from spaceduck.core.failpoints import failpoint
+from spaceduck.core.providers import get_chat
 from spaceduck.core.providers.chat.base import ChatProvider
 from spaceduck.core.providers.errors import ProviderError
+
+logger = logging.getLogger(__name__)
+
+
+def warm() -> None:
+    """Load what extraction loads once per process now (worker start-up), not inside the
+    first message's time: the firewall's tables and, when messages are read offline (no
+    chat model), the parse (~1.2 s, ~50 MB). Missing parser weights are said here and
+    left to each message, which the rules then read (``understanding.read_message``)."""
+    firewall.warm()
+    if get_chat().has_model:
+        return
+    try:
+        parse.pipeline()
+    except ImproperlyConfigured as exc:
+        logger.warning("the parse is not loaded: %s", exc)
 
 
 def _rejected(candidates: Sequence[Candidate], reason: str) -> list[Verdict]:

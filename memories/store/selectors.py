@@ -636,17 +636,21 @@ RECENT_MEMORIES = 20  # what a correction can point back to ("I meant Wednesday"
 
 def turns_before(message: Message) -> list[tuple[str, Any]]:
     """The ``TURNS_BEFORE`` messages before ``message`` in its thread, oldest first, as
-    (role, content): the (thread, created_at, id) index, newest first, a few rows."""
-    earlier = Q(created_at__lt=message.created_at) | Q(
-        created_at=message.created_at, id__lt=message.pk
-    )
-    rows = (
-        Message.objects.filter(thread_id=message.thread_id)
-        .filter(earlier)
-        .order_by("-created_at", "-id")
-        .values_list("role", "content")[:TURNS_BEFORE]
-    )
-    return list(reversed(rows))
+    (role, content): one seek on the (thread, created_at, id) index, newest first. Raw SQL
+    on the write path: the ORM's compile and row conversion were ~0.7 ms of a short reply's
+    extraction (``bench ingest``), the read itself ~0.02."""
+    at = connection.ops.adapt_datetimefield_value(message.created_at)
+    with hot_cursor() as cursor:
+        rows = cursor.execute(
+            _TURNS_BEFORE_SQL, [message.thread_id, at, message.pk, TURNS_BEFORE]
+        ).fetchall()
+    return [(role, json.loads(content)) for role, content in reversed(rows)]
+
+
+_TURNS_BEFORE_SQL = (
+    "SELECT p.role, p.content FROM memories_message p WHERE p.thread_id = %s "
+    "AND (p.created_at, p.id) < (%s, %s) ORDER BY p.created_at DESC, p.id DESC LIMIT %s"
+)
 
 
 def recent_memories(namespace: str) -> list[tuple[int, str, str]]:

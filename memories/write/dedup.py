@@ -35,7 +35,8 @@ import re
 from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -571,7 +572,16 @@ def _read_claim(candidate: Candidate) -> Claim | None:
     squash" ends it. Offline only: a model's candidate says its claim or has none."""
     if candidate.kind != "fact" or not candidate.stage.startswith(("rules", "regex")):
         return None
-    return claim_of_sentence(candidate.content, timezone.now())
+    return _claim_of_sentence(candidate.content, timezone.localdate())
+
+
+@lru_cache(maxsize=1024)
+def _claim_of_sentence(content: str, day: date) -> Claim | None:
+    """``claim_of_sentence``, remembered per sentence and day: the rules write the same
+    canonical sentences again and again ("The user never deploys the app on Fridays."), and
+    each read is a parse (~2 ms). A claim depends on the time (``day``, the cache's key)
+    only through whether a time phrase dates, which makes a stay of a place."""
+    return claim_of_sentence(content, timezone.now())
 
 
 def _gather(candidate: Candidate, ctx: WriteContext, lock: ExitStack) -> _Gathered:

@@ -13,6 +13,7 @@ lemmas and entities (place, organisation, person, date).
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
@@ -55,5 +56,22 @@ def _load() -> Language:
 
 
 def parse(text: str) -> Doc:
-    """``text`` parsed: tokens with ``dep_``, ``head``, ``lemma_``, ``pos_`` and ``tag_``."""
+    """``text`` parsed: tokens with ``dep_``, ``head``, ``lemma_``, ``pos_`` and ``tag_``.
+
+    A text parsed lately is not parsed again: a reply looks back at the turns before it
+    ("she", "it": whom and what they name), and short replies repeat ("go ahead", "yes
+    please"). Each caller gets its own copy (~10 us), since a reader writes into its doc
+    (``user_data``)."""
+    if len(text) > MAX_REMEMBERED_CHARS:
+        return pipeline()(text)
+    return _parsed(text).copy()
+
+
+# A doc keeps its tensor (~0.4 KB a token): 256 docs of 300 characters hold ~8 MB.
+PARSES_REMEMBERED = 256
+MAX_REMEMBERED_CHARS = 300
+
+
+@lru_cache(maxsize=PARSES_REMEMBERED)
+def _parsed(text: str) -> Doc:
     return pipeline()(text)

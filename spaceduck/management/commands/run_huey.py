@@ -26,7 +26,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from huey.contrib.djhuey.management.commands import run_huey
 
-from memories.extraction.firewall import warm
+from memories.extraction.pipeline import warm
 from memories.write.recovery import recover_extractions
 from memories.write.runner import renew_leases
 from spaceduck.core.worker import forget_old_workers, heartbeat_beat, heartbeat_stop, worker_id

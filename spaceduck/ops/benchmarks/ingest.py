@@ -352,7 +352,7 @@ def wait_done(count: int, timeout: float = 1800) -> None:
 
 def child(size: int, count: int, seed: int, workers: list[int], deletes: int = 0) -> None:
     setup_child_django()
-    from memories.extraction.firewall import warm
+    from memories.extraction.pipeline import warm
     from memories.store import keyword_index, vector_index
     from spaceduck.core.providers import get_embedder
 
@@ -364,7 +364,7 @@ def child(size: int, count: int, seed: int, workers: list[int], deletes: int = 0
     filled = time.perf_counter() - started
     vector_index.search(NAMESPACE, embedder.embed(["warm-up"])[0], 1)  # load the cache once
     embedder.embed(["warm the model up"])
-    warm()  # the firewall's tables, as the worker loads them at start
+    warm()  # the firewall's tables and the parse, as the worker loads them at start
     for run, count_workers in enumerate(workers):
         run_messages(size, filled, messages(count, random.Random(seed + run)), count_workers)
     if deletes:
