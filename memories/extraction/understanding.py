@@ -363,7 +363,17 @@ def _left_to_the_rules(text: str) -> bool:
     only an acknowledgement, which no clause reader holds): then the parse, ~2 ms a
     message, is not run for nothing."""
     pieces = [p.strip() for p in _PIECES.split(text) if p.strip()]
-    return bool(pieces) and all(_whole_by_its_words(p) for p in pieces)
+    return bool(pieces) and all(_whole_by_its_words(p) or _only_slots(p) for p in pieces)
+
+
+def _only_slots(piece: str) -> bool:
+    """ "I live in Paris.", "I work at CERN as a nurse.": every word is an identity slot's,
+    which the reader hands to the slot readers anyway (``_identity``)."""
+    from memories.extraction.remember import uncovered_words
+    from memories.extraction.slots import slot_hits
+
+    hits = slot_hits(piece)
+    return bool(hits) and uncovered_words(piece, hits) == 0
 
 
 _INTRODUCING = re.compile(
