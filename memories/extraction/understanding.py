@@ -305,6 +305,7 @@ _SHORT_PREFACE = re.compile(
     r"^\s*(?:[A-Za-z']+\s+){0,2}[A-Za-z']+(?:\.\s+(?=[A-Z])|\s+[-\u2013\u2014]\s+(?=(?:I|we)\b))"
 )
 _CLAUSE_AFTER_COLON = re.compile(r":\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)")
+_HOME_IS = re.compile(r"\b([Hh]ome)'s\b(?=\s+[A-Z])")
 # "I got that wrong earlier - I was born in Hanover": a dash between two statements.
 _CLAUSE_AFTER_DASH = re.compile(r"(?<=\w)\s+[-\u2013\u2014]\s+(?=(?:I|I'm|I've|I was)\s)")
 
@@ -316,6 +317,7 @@ def prepared(text: str) -> str:
     from memories.extraction.spelling import read_chat
 
     text = _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text))
+    text = _HOME_IS.sub(r"\1 is", text)  # "home's Sheffield": not a possessive
     return _CLAUSE_AFTER_DASH.sub(". ", _SHORT_PREFACE.sub("", text))
 
 
@@ -372,8 +374,13 @@ def _only_slots(piece: str) -> bool:
     from memories.extraction.remember import uncovered_words
     from memories.extraction.slots import slot_hits
 
+    if not _SAID_BY_I.match(piece):
+        return False  # "My brother's email is ...": whose, the parse tells
     hits = slot_hits(piece)
     return bool(hits) and uncovered_words(piece, hits) == 0
+
+
+_SAID_BY_I = re.compile(r"^(?:I|I'm|I am)\s")
 
 
 _INTRODUCING = re.compile(
@@ -599,9 +606,12 @@ def _said_without_i(head: Token) -> bool:
     if _can_not(head) and (head.dep_ == "ROOT" or _spliced(head, head.head)):
         return True  # "can't watch The Office anymore, it annoys me now"
     if head.tag_ != "VBD" and not (
-        head.tag_ == "VBN" and any(c.dep_ in ("aux", "auxpass") for c in head.children)
+        head.tag_ == "VBN"
+        and (any(c.dep_ in ("aux", "auxpass") for c in head.children) or _lemma(head) in ENDING)
     ):
-        return False  # "Based in Toronto these days": a description, not a chat clause
+        # "Based in Toronto these days": a description, not a chat clause; "Stepped down
+        # from coaching", an ending the tagger took for a participle, is one.
+        return False
     return head.dep_ == "ROOT" or (head.i < head.head.i and _spliced(head, head.head))
 
 
@@ -741,7 +751,10 @@ def _modal(head: Token) -> bool:
 
 
 def _introduces(head: Token) -> bool:
-    """ "I'm Tomasz", "I'm 45": a name or an age after "I am"."""
+    """ "I'm Tomasz", "I'm 45": a name or an age after "I am" (not "home is Sheffield")."""
+    subject = _subject(head)
+    if subject is not None and subject.lemma_.lower() == "home":
+        return False
     return head.lemma_ == "be" and any(
         c.dep_ in ("attr", "appos", "npadvmod") and c.pos_ in ("PROPN", "NUM") and c.i > head.i
         for c in head.children
@@ -1278,7 +1291,7 @@ def _ending(
     inner = next(
         (c for c in head.children if c.dep_ in ("xcomp", "ccomp", "advcl") and c.tag_ == "VBG"),
         None,
-    )
+    ) or _from_doing(head)
     if inner is not None:
         for statement in _read(inner, holder, now, text, NEGATED):
             ends = _thing_of(statement.claim)  # "stopped playing the cello": the cello
@@ -1303,6 +1316,20 @@ def _ending(
             yield Statement(
                 sentence, Claim(holder, f"about:{thing}", "have"), "fact", Validity(), text
             )
+
+
+def _from_doing(head: Token) -> Token | None:
+    """ "stepped down from coaching the team": what was done, after a preposition."""
+    return next(
+        (
+            g
+            for c in head.children
+            if c.dep_ == "prep"
+            for g in c.children
+            if g.dep_ == "pcomp" and g.tag_ == "VBG"
+        ),
+        None,
+    )
 
 
 def _thing_of(claim: Claim | None) -> str:

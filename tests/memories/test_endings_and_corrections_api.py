@@ -74,3 +74,20 @@ def test_a_place_or_role_that_is_not_the_users_is_not_stored(owner: Actor, text:
     say(owner, [text])
     slots = {m["slot"] for m in active(owner) if m.get("slot")}
     assert not slots & {"location", "role"}, contents(owner)
+
+
+def test_stepping_down_from_a_role_ends_it_and_keeps_the_rest(owner: Actor) -> None:
+    say(
+        owner,
+        ["I coach my daughter's netball team on Saturday mornings and I'm on the school PTA"],
+        ["Stepped down from coaching the netball team, someone else has taken over."],
+    )
+    now = contents(owner)
+    assert not any(c.startswith("The user coaches") for c in now), now
+    assert "The user is on the school PTA." in now
+
+
+def test_home_said_with_an_apostrophe_is_where_the_user_lives(owner: Actor) -> None:
+    say(owner, ["home's Sheffield, been here about six years"])
+    [home] = [m for m in active(owner) if m["claim"] and m["claim"]["attribute"] == "location"]
+    assert home["claim"]["value"] == "sheffield"

@@ -90,22 +90,23 @@ def test_a_parser_that_fails_leaves_the_message_to_the_rules_and_says_why(
         raise RuntimeError("no weights")
 
     monkeypatch.setattr("spaceduck.core.parse.parse", broken)
-    reading = understanding.read_message("I live in Paris.", NOW)
-    assert (reading.statements, reading.rest) == ([], "I live in Paris.")
+    # A sentence the reader parses ("I live in Paris." alone is the slot readers', unparsed).
+    reading = understanding.read_message("I play the cello.", NOW)
+    assert (reading.statements, reading.rest) == ([], "I play the cello.")
     assert reading.notes == ["parser failed (RuntimeError): rules"]
-    kept, verdicts = propose(Source(role="user", text="I live in Paris."), get_chat())
-    assert [c.content for c in kept] == ["The user lives in Paris."]  # the rules read it
+    kept, verdicts = propose(Source(role="user", text="I play the cello."), get_chat())
+    assert [c.content for c in kept] == ["The user plays the cello."]  # the rules read it
     assert [(v.decision, v.reason) for v in verdicts] == [
         ("fallback", "parser failed (RuntimeError): rules")
     ]
 
 
 def test_a_message_too_long_to_parse_goes_to_the_rules_with_its_reason() -> None:
-    text = "I live in Paris. " * 2_000
+    text = "I play the cello. " * 2_000
     reading = understanding.read_message(text, NOW)
     assert reading.rest == text
     assert reading.notes
-    assert reading.notes[0].startswith("not parsed: 34000 characters")
+    assert reading.notes[0].startswith("not parsed: 36000 characters")
 
 
 def test_questions_and_introductions_are_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +114,12 @@ def test_questions_and_introductions_are_not_parsed(monkeypatch: pytest.MonkeyPa
         raise AssertionError(f"parsed {text!r}")
 
     monkeypatch.setattr("spaceduck.core.parse.parse", refuse)
-    for text in ("Can you suggest some dinners?", "My name is Sam.", "I guess I like tea."):
+    for text in (
+        "Can you suggest some dinners?",
+        "My name is Sam.",
+        "I guess I like tea.",
+        "I live in Paris. I work at CERN as a nurse.",  # identity slots only
+    ):
         assert understanding.read_message(text, NOW).rest == text
 
 
