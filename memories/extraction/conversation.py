@@ -190,7 +190,11 @@ def correction_in(text: str) -> Correction | None:
     found = _MAKE_IT.search(text) or _MEANT.search(text) or _SIGNAL_THEN.search(text)
     if found is not None:
         return Correction(new=_word(found.group("new")), spelling=spelling)
-    return None
+    name = _NAME.search(text) if spelling else None  # "... wrong before - Michael, a before e"
+    return Correction(new=name.group(0), spelling=True) if name else None
+
+
+_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(?!I\b)[A-Z][a-z]+\b")
 
 
 # A count said again: a number in a short message ("cut down to two a day", "it's more like
@@ -219,12 +223,30 @@ def count_update(text: str, memories: list[tuple[int, str]]) -> Rewrite | None:
         return _same_unit(number.text, number.head.lemma_.lower(), memories)
     if _an_age(number) or number.head.lower_ in _CLOCK:
         return None  # "I'm 34": an age; "at 5": a time
-    if any(t.pos_ in ("NOUN", "PROPN") and t.dep_ in ("dobj", "nsubj") for t in number.doc):
-        return None  # "since the baby arrived ...": counts of another thing, maybe
+    verb = next((a for a in number.ancestors if a.pos_ in ("VERB", "AUX")), None)
+    if verb is None or not _changes_an_amount(verb):
+        return None  # "I bought 3 yesterday": a number, not the count said again
+    if any(c.pos_ in ("NOUN", "PROPN") and c.dep_ in ("dobj", "nsubj") for c in verb.children):
+        return None  # a count of something the clause names ("since the baby arrived,
+        # it's more like five" is read: the baby is another clause's)
     counted = [(i, c) for i, c in memories if len(_A_NUMBER.findall(c)) == 1]
     if not counted:
         return None
     return _rewrite(counted[-1], number.text)
+
+
+# Verbs that change an amount, or say it again ("it's more like five").
+AMOUNT_CHANGE = frozenset(
+    {"cut", "reduce", "increase", "drop", "lower", "raise", "bump", "hit", "reach", "double",
+     "halve", "go", "get", "be", "up", "down", "manage", "do"}
+)  # fmt: skip
+
+
+def _changes_an_amount(verb: Token) -> bool:
+    if verb.lemma_ == "be":  # "it's more like five", not "I'm 34" (``_an_age``)
+        subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+        return subject is not None and subject.lower_ in ("it", "that", "this")
+    return verb.lemma_.lower() in AMOUNT_CHANGE
 
 
 def _an_age(number: Token) -> bool:

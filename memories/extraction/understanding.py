@@ -305,6 +305,7 @@ _SHORT_PREFACE = re.compile(
     r"^\s*(?:[A-Za-z']+\s+){0,2}[A-Za-z']+(?:\.\s+(?=[A-Z])|\s+[-\u2013\u2014]\s+(?=(?:I|we)\b))"
 )
 _CLAUSE_AFTER_COLON = re.compile(r":\s+(?=(?:I|I'm|I've|we|We|my|My|our|Our)\b)")
+_IS_BEFORE_ARTICLE = re.compile(r"(?<=[a-z])'s(?=\s+(?:a|an)\s)")
 _HOME_IS = re.compile(r"\b([Hh]ome)'s\b(?=\s+[A-Z])")
 # "I got that wrong earlier - I was born in Hanover": a dash between two statements.
 _CLAUSE_AFTER_DASH = re.compile(r"(?<=\w)\s+[-\u2013\u2014]\s+(?=(?:I|I'm|I've|I was)\s)")
@@ -318,6 +319,7 @@ def prepared(text: str) -> str:
 
     text = _CLAUSE_AFTER_COLON.sub(_ended_preface, read_chat(text))
     text = _HOME_IS.sub(r"\1 is", text)  # "home's Sheffield": not a possessive
+    text = _IS_BEFORE_ARTICLE.sub(" is", text)  # "my brother's a pilot": a possessive never
     return _CLAUSE_AFTER_DASH.sub(". ", _SHORT_PREFACE.sub("", text))
 
 
@@ -752,8 +754,7 @@ def _modal(head: Token) -> bool:
 
 def _introduces(head: Token) -> bool:
     """ "I'm Tomasz", "I'm 45": a name or an age after "I am" (not "home is Sheffield")."""
-    subject = _subject(head)
-    if subject is not None and subject.lemma_.lower() == "home":
+    if _home_is(head):
         return False
     return head.lemma_ == "be" and any(
         c.dep_ in ("attr", "appos", "npadvmod") and c.pos_ in ("PROPN", "NUM") and c.i > head.i
@@ -886,6 +887,9 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         raise _Decline  # hedged ("might get a cat"): the rules hold it loosely
     if mood in (HYPOTHETICAL, QUESTION, REPORTED):
         return  # understood, and nothing to keep: not the user's belief
+    if _home_is(head):  # the user's, whoever the parser made the subject
+        yield from _home(head, text)
+        return
     holder = _holder(subject, people, head)
     complement = next((c for c in head.children if c.dep_ == "ccomp"), None)
     if head.lemma_ in REPORTING and complement is not None:
@@ -897,13 +901,22 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
         inner = next(c for c in head.children if c.dep_ == "xcomp")
         yield from _was(_read(inner, holder, now, text, PAST), render(head, holder))
         return
-    if subject is not None and subject.lemma_ == "home" and head.lemma_ == "be":
-        yield from _home(head, text)
-        return
     if _past_state(head):  # "I was vegan for years", "we had a pony when I was a kid"
         yield from _was(_read(head, holder, now, text, PAST), "")
         return
     yield from _read(head, holder, now, text, _polarity(head))
+
+
+def _home_is(head: Token) -> bool:
+    """ "home is Boston", "these days home is Boston" (the parser may hang "home" on the
+    verb as an adverb): where the user lives."""
+    if head.lemma_ != "be":
+        return False
+    subject = _subject(head)
+    if subject is not None and subject.lemma_.lower() == "home":
+        return not any(c.dep_ in ("det", "poss") for c in subject.children)
+    own = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")]
+    return not own and any(c.lower_ == "home" and c.i < head.i for c in head.children)
 
 
 def _home(head: Token, text: str) -> Iterator[Statement]:

@@ -51,3 +51,17 @@ def test_a_count_said_again_changes_the_memory_that_counts_it(
 def test_a_number_that_counts_something_else_changes_nothing(owner: Actor, then: str) -> None:
     say(owner, ["I'm on six cups of tea a day, minimum."], [then])
     assert "The user is on six cups of tea a day, minimum." in contents(owner)
+
+
+def test_a_count_said_again_after_a_clause_about_something_else(owner: Actor) -> None:
+    say(
+        owner,
+        ["I usually get about nine hours of sleep a night."],
+        ["since the puppy came home it's more like six"],
+    )
+    assert "The user usually gets about six hours of sleep a night." in contents(owner)
+
+
+def test_a_bare_number_after_another_verb_changes_nothing(owner: Actor) -> None:
+    say(owner, ["I usually get about nine hours of sleep a night."], ["I bought 3 yesterday"])
+    assert "The user usually gets about nine hours of sleep a night." in contents(owner)
