@@ -465,9 +465,26 @@ def _said_by_us(head: Token) -> bool:
 def _companions_of(head: Token, people: list[str], text: str) -> list[Statement]:
     """ "live in Leeds with our dog": the dog, whoever reads the rest of the clause."""
     try:
-        return list(_companions(head, _holder(_subject(head), list(people)), text))
+        holder = _holder(_subject(head), list(people))
     except _Decline:
         return []
+    return [*_companions(head, holder, text), *_home_again(head, holder, text)]
+
+
+def _home_again(head: Token, holder: str, text: str) -> Iterator[Statement]:
+    """ "..., back home to Chicago on the 3rd": where the user lives, said in passing."""
+    if holder != USER:
+        return
+    for child in head.children:
+        if child.lower_ != "home" or child.dep_ not in ("advmod", "npadvmod"):
+            continue
+        if not any(t.lower_ == "back" for t in [*child.children, *head.children]):
+            continue  # "I go home to Leeds every Christmas": the family's home, maybe
+        to = next((c for c in child.children if c.dep_ == "prep" and c.lower_ == "to"), None)
+        place = next((c for c in to.children if c.dep_ == "pobj"), None) if to else None
+        if place is not None and place.pos_ == "PROPN":
+            claim = Claim(USER, "location", value_of(place))
+            yield Statement(f"The user's home is {place.text}.", claim, "fact", Validity(), text)
 
 
 def _for_the_rules_whole(sentence: Span, text: str) -> bool:
@@ -742,8 +759,12 @@ def _aside(token: Token, subject: Token | None) -> bool:
 
 def _time_frame(token: Token) -> bool:
     """ "now", "these days", "nowadays", "this year": when, not what the clause says."""
+    from memories.extraction.validity import DURING, PERIODS, UNTIL
+
     if token.lower_ in ("now", "also", "actually", "still", "honestly", "nowadays", "lately"):
         return True
+    if token.dep_ == "prep" and token.lower_ in DURING | UNTIL:  # "over the holidays"
+        return any(g.dep_ == "pobj" and g.lemma_.lower() in PERIODS for g in token.children)
     return token.dep_ == "npadvmod" and token.lemma_ in ("day", "week", "month", "year", "time")
 
 
@@ -1064,8 +1085,9 @@ def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
         return True
     if head.lemma_ in AFFILIATION and (not claim.attribute.startswith(ABOUT) or "_" in claim.value):
         # "I work like engineer in Siemens", "I stay in Seoul": where or for whom, in shapes
-        # the slot readers know; "I teach piano" (what is taught) is read here.
-        return claim.attribute not in ("location", "employer", "role")
+        # the slot readers know; "I teach piano" (what is taught) and what they do not
+        # read ("I work in insurance": a sector) are read here.
+        return claim.attribute not in ("location", "employer", "role") and _slots_read(head)
     # "I'm a nurse", "I'm the head of data at Wefox", "I'm no longer at Zalando": who the user
     # is, which the slot readers and the rules know; "allergic to nuts", "into jazz" (a
     # quality of something) are read here.
@@ -1074,6 +1096,13 @@ def _identity(head: Token, holder: str, claim: Claim | None) -> bool:
     return not any(
         c.dep_ == "acomp" and any(g.dep_ == "prep" for g in c.children) for c in head.children
     )
+
+
+def _slots_read(head: Token) -> bool:
+    """Whether the slot readers find an identity slot in the clause."""
+    from memories.extraction.slots import slot_hits
+
+    return bool(slot_hits(" ".join(t.text for t in _clause_tokens(head))))
 
 
 def _fed_up(head: Token) -> tuple[str, Token] | None:
@@ -1251,7 +1280,7 @@ def _object(head: Token) -> tuple[Token | None, str]:
         placed = head.lemma_ in AFFILIATION or head.lemma_ == "be"  # "lives in", "is in"
         if child.dep_ == "prep" and child.lower_ in LOCATIVE and not placed:
             continue  # "swims at the lido": where, not what (the claim is about swimming)
-        if child.dep_ == "prep" and child.lower_ not in NOT_WHAT:
+        if child.dep_ == "prep" and child.lower_ not in NOT_WHAT and not _time_frame(child):
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
             if pobj is not None and not (child.lower_ == "for" and _a_period(pobj)):
                 return pobj, child.lower_
@@ -1538,6 +1567,9 @@ def _clause_tokens(head: Token) -> list[Token]:
             skip.update(t.i for t in child.subtree)
         elif child.lower_ == "well" and any(g.lower_ == "as" for g in child.children):
             skip.update(t.i for t in child.subtree)  # "as well"
+        elif child.lower_ == "home" and any(g.dep_ == "prep" for g in child.children):
+            skip.update(t.i for t in child.subtree)  # "back home to Chicago": its own
+            skip.update(t.i for t in head.children if t.lower_ == "back")
     for token in head.subtree:
         if token.dep_ == "prep" and token.lower_ == "with" and _owner(_pobj(token)) == USER:
             skip.update(t.i for t in token.subtree)  # a companion: its own statement

@@ -121,3 +121,21 @@ def test_a_spelling_with_the_letters_named_corrects_the_name(owner: Actor) -> No
     now = contents(owner)
     assert any("Michael" in c for c in now), now
     assert not any("Micheal" in c for c in now), now
+
+
+def test_a_sector_said_beside_a_home_is_kept(owner: Actor) -> None:
+    say(owner, ["quick intro: I'm Kwame, I live in Accra and I work in insurance"])
+    now = contents(owner)
+    assert "The user works in insurance." in now
+    assert "The user lives in Accra." in now
+
+
+def test_a_stay_over_the_holidays_keeps_the_home_said_with_it(owner: Actor) -> None:
+    say(
+        owner,
+        ["Over the holidays I'm staying at my parents' in Tulsa, back home to Chicago on the 3rd"],
+    )
+    homes = [m for m in active(owner) if m["claim"] and m["claim"]["attribute"] == "location"]
+    assert [m["claim"]["value"] for m in homes] == ["chicago"]
+    [stay] = [m for m in active(owner) if "Tulsa" in m["content"]]
+    assert stay["valid_until"] is not None  # the stay ends; the home does not
