@@ -347,3 +347,44 @@ def says_a_number(text: str) -> bool:
     """Whether a message may change a count (one number, few words): only then are the
     recent memories read."""
     return len(text.split()) <= MAX_COUNT_WORDS and len(_A_NUMBER.findall(text)) == 1
+
+
+# A game or a role-play set up in an earlier turn ("let's do a mock interview. pretend I'm a
+# marine biologist, you ask the questions"): what the user says in it is the role's.
+_FRAME_WORDS = re.compile(r"\b(?:pretend|imagine|suppose|role[- ]?play|mock)\b", re.I)
+_FRAME_ENDS = re.compile(r"\b(?:stop|end|enough|back to|real life|for real|game over)\b", re.I)
+FRAME_VERBS = frozenset({"pretend", "imagine", "suppose"})
+
+
+def in_a_role(turns: list[tuple[str, str]]) -> bool:
+    """Whether the user set up a role-play in the turns before (and did not end it)."""
+    framed = False
+    for role, text in turns:
+        if role != "user":
+            continue
+        if _sets_a_frame(text):
+            framed = True
+        elif framed and _FRAME_ENDS.search(text):
+            framed = False
+    return framed
+
+
+def _sets_a_frame(text: str) -> bool:
+    """ "pretend I'm ...", "let's imagine ...", "a mock interview", "role-play": an
+    imperative of pretending, or the game named."""
+    if not _FRAME_WORDS.search(text):
+        return False
+    from spaceduck.core.parse import parse
+
+    for token in parse(text):
+        if token.lemma_.lower() in FRAME_VERBS and token.pos_ == "VERB":
+            subject = [c for c in token.children if c.dep_ == "nsubj"]
+            if not subject or subject[0].lower_ in ("'s", "us", "we"):
+                return True  # "pretend I'm ...", "let's imagine ..."
+        if token.lower_ == "mock" and token.head.lemma_ in ("interview", "exam", "trial"):
+            return True
+        if token.lower_.replace("-", "") in ("roleplay",) or (
+            token.lower_ == "role" and token.nbor(1).lower_ in ("play", "-")
+        ):
+            return True
+    return False

@@ -468,7 +468,33 @@ def _companions_of(head: Token, people: list[str], text: str) -> list[Statement]
         holder = _holder(_subject(head), list(people))
     except _Decline:
         return []
-    return [*_companions(head, holder, text), *_home_again(head, holder, text)]
+    return [
+        *_companions(head, holder, text),
+        *_home_again(head, holder, text),
+        *_work_place(head, holder, text),
+    ]
+
+
+def _to_work_in(head: Token) -> Token | None:
+    """ "drive the Land Rover to work in Leipzig": the place of work said in passing (the
+    verb has its own object), or None."""
+    if not any(c.dep_ == "dobj" for c in head.children):
+        return None
+    for child in head.children:
+        if child.dep_ != "xcomp" or child.lemma_ != "work":
+            continue
+        where = next((c for c in child.children if c.dep_ == "prep" and c.lower_ == "in"), None)
+        place = next((c for c in where.children if c.dep_ == "pobj"), None) if where else None
+        if place is not None and place.text[:1].isupper():  # "Reading": a name, as written
+            return place
+    return None
+
+
+def _work_place(head: Token, holder: str, text: str) -> Iterator[Statement]:
+    place = _to_work_in(head)
+    if place is not None and holder == USER:
+        claim = Claim(USER, "work_in", value_of(place))
+        yield Statement(f"The user works in {place.text}.", claim, "fact", Validity(), text)
 
 
 def _home_again(head: Token, holder: str, text: str) -> Iterator[Statement]:
@@ -1567,6 +1593,8 @@ def _clause_tokens(head: Token) -> list[Token]:
             skip.update(t.i for t in child.subtree)
         elif child.lower_ == "well" and any(g.lower_ == "as" for g in child.children):
             skip.update(t.i for t in child.subtree)  # "as well"
+        elif child.dep_ == "xcomp" and _to_work_in(head) is not None and child.lemma_ == "work":
+            skip.update(t.i for t in child.subtree)  # "to work in Leipzig": its own
         elif child.lower_ == "home" and any(g.dep_ == "prep" for g in child.children):
             skip.update(t.i for t in child.subtree)  # "back home to Chicago": its own
             skip.update(t.i for t in head.children if t.lower_ == "back")

@@ -139,3 +139,14 @@ def test_a_stay_over_the_holidays_keeps_the_home_said_with_it(owner: Actor) -> N
     assert [m["claim"]["value"] for m in homes] == ["chicago"]
     [stay] = [m for m in active(owner) if "Tulsa" in m["content"]]
     assert stay["valid_until"] is not None  # the stay ends; the home does not
+
+
+def test_a_place_of_work_said_with_a_car_outlives_the_car(owner: Actor) -> None:
+    say(
+        owner,
+        ["I take the Volvo estate to work in Reading every day, about 25 mins each way"],
+        ["sold the Volvo on saturday!! train from now on"],
+    )
+    now = contents(owner)
+    assert "The user works in Reading." in now
+    assert not any(c.startswith("The user takes the Volvo") for c in now), now
