@@ -351,40 +351,53 @@ def says_a_number(text: str) -> bool:
 
 # A game or a role-play set up in an earlier turn ("let's do a mock interview. pretend I'm a
 # marine biologist, you ask the questions"): what the user says in it is the role's.
-_FRAME_WORDS = re.compile(r"\b(?:pretend|imagine|suppose|role[- ]?play|mock)\b", re.I)
+_FRAME_WORDS = re.compile(r"\b(?:pretend|imagine|suppose)\b", re.I)
 _FRAME_ENDS = re.compile(r"\b(?:stop|end|enough|back to|real life|for real|game over)\b", re.I)
 FRAME_VERBS = frozenset({"pretend", "imagine", "suppose"})
 
 
-def in_a_role(turns: list[tuple[str, str]]) -> bool:
-    """Whether the user set up a role-play in the turns before (and did not end it)."""
+def in_a_role(turns: list[tuple[str, str]], text: str) -> bool:
+    """Whether the user set up a role-play in the turns before and did not end it, before
+    or in ``text`` ("ok stop the game. for real: ...")."""
     framed = False
-    for role, text in turns:
+    for role, said in [*turns, ("user", text)]:
         if role != "user":
             continue
-        if _sets_a_frame(text):
+        if _sets_a_frame(said):
             framed = True
-        elif framed and _FRAME_ENDS.search(text):
+        elif framed and _FRAME_ENDS.search(said):
             framed = False
     return framed
 
 
+def after_the_role(turns: list[tuple[str, str]], text: str) -> str:
+    """``text`` without what ends a role-play running before it ("ok stop the game. for
+    real: I play the cello." -> "for real: I play the cello."): that is about the game."""
+    if not in_a_role(turns, "") or (found := _FRAME_ENDS.search(text)) is None:
+        return text
+    end = _SENTENCE_END.search(text, found.end())
+    return text[end.end() :] if end is not None else ""
+
+
+_SENTENCE_END = re.compile(r"[.!?]+\s*")
+
+
 def _sets_a_frame(text: str) -> bool:
-    """ "pretend I'm ...", "let's imagine ...", "a mock interview", "role-play": an
-    imperative of pretending, or the game named."""
+    """ "pretend I'm a chef", "let's imagine I'm 80": an imperative of pretending whose
+    clause is about the user; not "imagine you're my travel agent" (the assistant's role:
+    the user still speaks for themselves) nor "my kids pretend to be cats"."""
     if not _FRAME_WORDS.search(text):
         return False
     from spaceduck.core.parse import parse
 
     for token in parse(text):
-        if token.lemma_.lower() in FRAME_VERBS and token.pos_ == "VERB":
-            subject = [c for c in token.children if c.dep_ == "nsubj"]
-            if not subject or subject[0].lower_ in ("'s", "us", "we"):
-                return True  # "pretend I'm ...", "let's imagine ..."
-        if token.lower_ == "mock" and token.head.lemma_ in ("interview", "exam", "trial"):
-            return True
-        if token.lower_.replace("-", "") in ("roleplay",) or (
-            token.lower_ == "role" and token.nbor(1).lower_ in ("play", "-")
-        ):
+        if token.lemma_.lower() not in FRAME_VERBS or token.pos_ != "VERB":
+            continue
+        subject = [c for c in token.children if c.dep_ == "nsubj"]
+        if subject and subject[0].lower_ not in ("'s", "us", "we"):
+            continue  # someone pretends: "my kids pretend to be cats"
+        clause = next((c for c in token.children if c.dep_ == "ccomp"), None)
+        inner = [c for c in clause.children if c.dep_ == "nsubj"] if clause is not None else []
+        if inner and inner[0].lower_ in ("i", "we"):
             return True
     return False

@@ -653,6 +653,25 @@ _TURNS_BEFORE_SQL = (
 )
 
 
+# The same turns as a subquery of a statement that reads the message aliased m (the
+# extraction's claim on PostgreSQL): a JSON array of [role, content as JSON text], oldest
+# first, or NULL when the message opens its thread.
+TURNS_OF_M = (
+    "SELECT json_agg(json_build_array(t.role, t.content::text) ORDER BY t.created_at, t.id) "
+    "FROM (SELECT p.role, p.content, p.created_at, p.id FROM memories_message p "
+    "WHERE p.thread_id = m.thread_id AND (p.created_at, p.id) < (m.created_at, m.id) "
+    f"ORDER BY p.created_at DESC, p.id DESC LIMIT {TURNS_BEFORE}) t"
+)
+
+
+def turns_of_json(value: Any) -> list[tuple[str, Any]]:
+    """The turns ``TURNS_OF_M`` read, decoded: (role, content) oldest first."""
+    if value is None:
+        return []
+    rows = json.loads(value) if isinstance(value, str | bytes) else value
+    return [(role, json.loads(content)) for role, content in rows]
+
+
 def recent_memories(namespace: str) -> list[tuple[int, str, str]]:
     """The namespace's ``RECENT_MEMORIES`` newest live memories, oldest first, as (id, kind,
     content): the (namespace, id) index."""

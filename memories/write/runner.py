@@ -36,10 +36,12 @@ from memories.extraction.understanding import Before
 from memories.models import Extraction, Message, SourceType
 from memories.store.selectors import (
     PREVIOUS_CONTENT_OF_M,
+    TURNS_OF_M,
     message_get,
     previous_message_content,
     recent_memories,
     turns_before,
+    turns_of_json,
 )
 from memories.store.token_estimate import text_of
 from memories.write.dedup import WriteContext, commit_candidate
@@ -77,7 +79,29 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def source_of(message: Message, record: Extraction) -> Source:
+_UNREAD: Any = object()  # the message (or the one before it) is read when it is needed
+
+
+class _Turns:
+    """The turns before a message, read once (or as the claim read them on PostgreSQL)."""
+
+    def __init__(self, message: Message, prefetched: Any = _UNREAD) -> None:
+        self.message, self.rows = message, prefetched
+
+    @property
+    def read(self) -> bool:
+        return self.rows is not _UNREAD
+
+    def raw(self) -> list[tuple[str, Any]]:
+        if self.rows is _UNREAD:
+            self.rows = turns_before(self.message)
+        return self.rows  # type: ignore[no-any-return]
+
+    def __call__(self) -> list[tuple[str, str]]:
+        return [(role, strip_recalled(text_of(content))) for role, content in self.raw()]
+
+
+def source_of(message: Message, record: Extraction, turns: Any = _UNREAD) -> Source:
     provenance = message.provenance if isinstance(message.provenance, dict) else {}
     return Source(
         role=message.role,
@@ -87,10 +111,7 @@ def source_of(message: Message, record: Extraction) -> Source:
         skill_id=record.skill_id,
         from_recall=bool(provenance.get("recalled") or provenance.get("compaction")),
         before=Before(
-            turns=lambda: [
-                (role, strip_recalled(text_of(content))) for role, content in turns_before(message)
-            ],
-            memories=lambda: recent_memories(record.namespace),
+            turns=_Turns(message, turns), memories=lambda: recent_memories(record.namespace)
         ),
     )
 
@@ -137,9 +158,6 @@ def renew_leases(*, worker: str) -> int:
         return max(cursor.rowcount, 0)
 
 
-_UNREAD: Any = object()  # the message (or the one before it) is read when it is needed
-
-
 @dataclass
 class Claimed:
     """A claimed record, with what PostgreSQL's claim read alongside it (else _UNREAD)."""
@@ -147,6 +165,7 @@ class Claimed:
     record: Extraction
     message: Any = _UNREAD  # Message | None
     previous: Any = _UNREAD  # the previous message's content (decoded) | None
+    turns: Any = _UNREAD  # the turns before the message, (role, content) oldest first
     # PostgreSQL: synchronous_commit as it was before the claim turned it off for the
     # attempt (restored by the finish). "" while nothing needs restoring.
     sync_commit: str = ""
@@ -182,7 +201,7 @@ def _pg_begin_sql() -> str:
         f"WITH c AS ({_BEGIN_SQL} RETURNING {record.columns}) "
         "SELECT current_setting('synchronous_commit'), "
         "set_config('synchronous_commit', 'off', false), "
-        f"{record.of('c')}, {message.of('m')}, ({PREVIOUS_CONTENT_OF_M}) "
+        f"{record.of('c')}, {message.of('m')}, ({PREVIOUS_CONTENT_OF_M}), ({TURNS_OF_M}) "
         "FROM (SELECT 1) AS one LEFT JOIN c ON true "
         "LEFT JOIN memories_message m ON m.id = c.message_id"
     )
@@ -194,7 +213,7 @@ def _pg_begin(params: list[Any]) -> Claimed | None:
         row = cursor.execute(_pg_begin_sql(), params).fetchone()
     before, row = str(row[0]), row[2:]
     ours, row = row[: len(record.names)], row[len(record.names) :]
-    theirs, previous = row[: len(message.names)], row[len(message.names)]
+    theirs, (previous, turns) = row[: len(message.names)], row[len(message.names) :]
     if ours[0] is None:  # not claimed: the setting goes back at once
         _sync_commits_again(before)
         return None
@@ -202,6 +221,7 @@ def _pg_begin(params: list[Any]) -> Claimed | None:
         record.instance(Extraction, ours),
         message=None if theirs[0] is None else message.instance(Message, theirs),
         previous=None if previous is None else json.loads(previous),
+        turns=turns_of_json(turns),
         sync_commit=before,
     )
 
@@ -224,7 +244,7 @@ def _extract(claimed: Claimed) -> list[Verdict]:
         return [
             Verdict(candidate=Candidate(kind="", content=""), decision="skipped", reason=MEMORY_OFF)
         ]
-    source = source_of(message, record)
+    source = source_of(message, record, claimed.turns)
     kept, verdicts = propose(source, get_chat())
     ctx = WriteContext(
         namespace=record.namespace,
@@ -251,6 +271,9 @@ def learnt_from(message: Message, source: Source, previous: Any = _UNREAD) -> st
     findable by keyword. Recalled blocks are stripped, as for extraction, so
     recalled text never comes back as context.
     """
+    turns = source.before.turns if source.before is not None else None
+    if previous is _UNREAD and isinstance(turns, _Turns) and turns.read:
+        previous = turns.raw()[-1][1] if turns.raw() else None  # read already: no query
     if previous is _UNREAD:
         previous = previous_message_content(message)
     before = strip_recalled(text_of(previous)) if previous is not None else ""

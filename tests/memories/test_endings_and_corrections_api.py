@@ -150,3 +150,49 @@ def test_a_place_of_work_said_with_a_car_outlives_the_car(owner: Actor) -> None:
     now = contents(owner)
     assert "The user works in Reading." in now
     assert not any(c.startswith("The user takes the Volvo") for c in now), now
+
+
+def test_what_the_user_says_in_a_role_play_they_set_up_is_the_roles(owner: Actor) -> None:
+    from tests.memories.test_understanding_api import talk
+
+    talk(
+        owner,
+        [
+            "let's do a mock interview. pretend I'm a head chef applying to The Fat Duck, "
+            "you ask the questions",
+            ("assistant", "Sure. Tell me about yourself."),
+            "I ran my own kitchen in Lyon for six years",
+        ],
+    )
+    assert contents(owner) == []
+
+
+def test_a_role_play_that_ended_leaves_the_user_speaking_for_themselves(owner: Actor) -> None:
+    from tests.memories.test_understanding_api import talk
+
+    talk(
+        owner,
+        [
+            "pretend I'm a pilot, you ask the questions",
+            ("assistant", "Tell me about your last flight."),
+            "ok stop the game. for real: I play the cello.",
+        ],
+    )
+    assert contents(owner) == ["The user plays the cello."]
+
+
+def test_the_assistant_in_a_role_leaves_the_user_speaking_for_themselves(owner: Actor) -> None:
+    from tests.memories.test_understanding_api import talk
+
+    talk(
+        owner,
+        [
+            "imagine you're my travel agent",
+            ("assistant", "Happy to help! Where are you based?"),
+            "I play the cello and I'm allergic to peanuts.",
+        ],
+    )
+    assert sorted(contents(owner)) == [
+        "The user is allergic to peanuts.",
+        "The user plays the cello.",
+    ]
