@@ -39,7 +39,13 @@ from __future__ import annotations
 
 import re
 
-from memories.extraction.sentences import is_elliptical, is_sentence, is_vague, split_sentences
+from memories.extraction.sentences import (
+    can_be_verb,
+    is_elliptical,
+    is_sentence,
+    is_vague,
+    split_sentences,
+)
 from memories.extraction.types import Candidate, Source
 from spaceduck.core.credentials import secret_reason
 
@@ -201,7 +207,29 @@ def _is_fragment(content: str) -> bool:
         return True
     if words[0].lower() in _CONJUNCTIONS and not _MAIN_CLAUSE.search(content):
         return True
-    return is_elliptical(content) or not is_sentence(content)
+    return is_elliptical(content) or not (is_sentence(content) or _parsed_as_clause(content))
+
+
+def _parsed_as_clause(content: str) -> bool:
+    """The parse's word when the word lists see no clause ("The user once lived in
+    Hamburg.": an adverb between the subject and its verb): a verb with its subject.
+    A parser that cannot load leaves the lists' answer."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from spaceduck.core.parse import parse
+
+    try:
+        doc = parse(content)
+    except ImproperlyConfigured:
+        return False
+    return any(
+        t.dep_ == "ROOT"
+        and t.pos_ in ("VERB", "AUX")
+        and t.tag_ != "VB"  # "Run the tests": an order, read as one by the lists
+        and can_be_verb(t.text)  # not "Grafana dashboards for the API" misread
+        and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)
+        for t in doc
+    )
 
 
 def check(candidate: Candidate, source: Source) -> str | None:
