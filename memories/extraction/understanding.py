@@ -411,7 +411,13 @@ def _whole_by_its_words(piece: str) -> bool:
         or bool(words & HEDGE_WORDS)
         or bool(_INTRODUCING.search(piece))
         or (bool(words) and words <= ACKNOWLEDGING)
+        or bool(_ASKED_OF_THE_ASSISTANT.match(piece))
     )
+
+
+# "Please keep it short", "Remember that my sister's birthday is in May": a request to the
+# assistant and the remember stage's order, which the reader declines whole (``_clause``).
+_ASKED_OF_THE_ASSISTANT = re.compile(r"^\W*(?:please|remember)\b", re.IGNORECASE)
 
 
 class _Earlier(list[str]):
