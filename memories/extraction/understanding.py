@@ -447,7 +447,8 @@ def _sentence(
         return [], [text]
     statements: list[Statement] = []
     declined: list[Token] = []
-    heads = list(_heads(sentence.root))
+    # In the order said: "My friend Ana lives in Porto; she loves surfing" names Ana first.
+    heads = sorted(_heads(sentence.root), key=lambda head: head.i)
     for head in heads:
         try:
             statements += list(_clause(head, now, people, text))
@@ -540,6 +541,10 @@ def _introduces_the_user(sentence: Span) -> bool:
     return any(
         t.lower_ in INTRODUCTION_NOUNS
         and not _relative_owner(t.head if t.dep_ == "compound" else t)
+        and not any(  # "Sam's number": Sam's
+            c.dep_ == "poss" and _a_name(c)
+            for c in (t.head if t.dep_ == "compound" else t).children
+        )
         for t in sentence
     )
 
@@ -624,6 +629,10 @@ def _holder(subject: Token | None, people: list[str], head: Token | None = None)
     if relative:  # "my brother's email is ...": the brother's
         people.append(relative)
         return relative
+    named = next((c for c in subject.children if c.dep_ == "poss" and _a_name(c)), None)
+    if named is not None:  # "Sam's number is ...": Sam's
+        people.append(named.text.lower())
+        return named.text.lower()
     if subject.pos_ == "NOUN" and _owner(subject) == USER:
         noun = _noun_words(subject)
         if not RELATION.fullmatch(noun.split()[-1]):
@@ -664,6 +673,15 @@ def _said_without_i(head: Token) -> bool:
         # from coaching", an ending the tagger took for a participle, is one.
         return False
     return head.dep_ == "ROOT" or (head.i < head.head.i and _spliced(head, head.head))
+
+
+def _a_name(token: Token) -> bool:
+    """A capitalised proper noun that is not an acronym ("Sam", not "NASA")."""
+    return (
+        token.pos_ == "PROPN"
+        and token.text[:1].isupper()
+        and not (len(token.text) > 1 and token.text.isupper())
+    )
 
 
 def _can_not(head: Token) -> bool:
@@ -734,6 +752,8 @@ def _told_in_the_past(head: Token) -> bool:
     """Told as something that happened: a past tense, a past with the present's form, or a
     perfect of an event ("we have signed the contract"; not "I've been", "I've got")."""
     auxiliaries = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
+    if head.lemma_ == "get" and any(a.lemma_ == "have" for a in auxiliaries):
+        return False  # "we've got one cat": has, now (the tagger may call "got" a past)
     if any(t.tag_ == "VBD" for t in [head, *auxiliaries]) or _past_same_form(head):
         return True
     perfect = head.tag_ == "VBN" and any(a.lemma_ == "have" for a in auxiliaries)
@@ -809,6 +829,11 @@ def _introduces(head: Token) -> bool:
     """ "I'm Tomasz", "I'm 45": a name or an age after "I am" (not "home is Sheffield")."""
     if _home_is(head):
         return False
+    subject = _subject(head)
+    if subject is not None and any(
+        c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in subject.children
+    ):
+        return False  # "my wife's email is kim@...", "Sam's number is ...": theirs
     return head.lemma_ == "be" and any(
         c.dep_ in ("attr", "appos", "npadvmod") and c.pos_ in ("PROPN", "NUM") and c.i > head.i
         for c in head.children
@@ -986,6 +1011,7 @@ def _past_state(head: Token) -> bool:
     return (
         head.tag_ == "VBD"
         and (head.lemma_ in STATIVE or head.lemma_ == "be")
+        and head.lemma_ != "get"  # "got a job", "we've got a cat": had from then on, or has
         and not any(c.dep_ == "neg" for c in head.children)
     )
 
@@ -1479,6 +1505,13 @@ def render(
     while keep and (keep[-1].is_punct or keep[-1].dep_ == "cc"):
         keep.pop()
     keep = _without_opener(head, keep)
+    subject = _subject(head)
+    # "Tom, my flatmate, works at Google": no comma between the subject and its verb.
+    keep = [
+        t
+        for t in keep
+        if not (t.lower_ == "," and subject is not None and t.i == subject.i + 1 == head.i - 1)
+    ]
     words: list[str] = []
     subject_done = False
     for token in keep:
