@@ -59,7 +59,7 @@ ENDING = frozenset(
         "stop", "quit", "give_up", "sell", "leave", "drop", "ditch", "cancel", "abandon",
         "pack_in", "trade", "swap", "get_rid_of", "retire_from", "lose",
         "kick", "go_off", "rid", "delete", "uninstall", "unsubscribe", "step_down", "resign",
-        "move_out", "part_with", "give_away", "throw_away", "throw_out", "bin",
+        "move_out", "part_with", "give_away", "throw_away", "throw_out", "bin", "replace",
     }
 )  # fmt: skip
 # What one holds of a thing rather than the thing ("my membership at the gym").
@@ -663,6 +663,8 @@ def _said_without_i(head: Token) -> bool:
     not "was a long day" (what was, not what the user did)."""
     if head.lemma_ == "be":
         return False
+    if _a_name_before(head):
+        return False  # "Raj retired from dentistry": Raj did, read by the tagger as an adverb
     if _can_not(head) and (head.dep_ == "ROOT" or _spliced(head, head.head)):
         return True  # "can't watch The Office anymore, it annoys me now"
     if head.tag_ != "VBD" and not (
@@ -673,6 +675,16 @@ def _said_without_i(head: Token) -> bool:
         # from coaching", an ending the tagger took for a participle, is one.
         return False
     return head.dep_ == "ROOT" or (head.i < head.head.i and _spliced(head, head.head))
+
+
+def _a_name_before(head: Token) -> bool:
+    """A capitalised word the lexicon does not know before the verb: someone's name."""
+    from memories.extraction.sentences import is_known_word
+
+    return any(
+        t.i < head.i and t.text[:1].isupper() and t.is_alpha and not is_known_word(t.lower_)
+        for t in head.subtree
+    )
 
 
 def _a_name(token: Token) -> bool:
@@ -1068,6 +1080,12 @@ def _lemma(head: Token) -> str:
 
 def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> Iterator[Statement]:
     lemma = _lemma(head)
+    age = _turned(head)
+    if age is not None:  # "she turned 8 on Saturday": her age now, not an event to date
+        owner = "The user" if holder == USER else _holder_words(holder)
+        claim = Claim(holder, "age", age.text)
+        yield Statement(f"{owner} is {age.text}.", claim, "fact", Validity(), text)
+        return
     birthplace = _birthplace(head)
     if birthplace is not None:  # told in the past, and true for good
         claim = Claim(holder, "birthplace", value_of(birthplace), polarity)
@@ -1115,6 +1133,16 @@ def _read(head: Token, holder: str, now: datetime, text: str, polarity: str) -> 
         # "can't watch The Office anymore": what no longer holds ends what named it.
         ends = _thing_of(claim) if polarity == NEGATED and _no_longer_said(head) else ""
         yield Statement(content, claim, "fact", validity, text, ends=ends)
+
+
+def _turned(head: Token) -> Token | None:
+    """ "turned 8", "just turned 40": the age reached."""
+    if head.lemma_ != "turn":
+        return None
+    return next(
+        (c for c in head.children if c.dep_ in ("dobj", "attr", "oprd", "npadvmod") and c.like_num),
+        None,
+    )
 
 
 def _birthplace(head: Token) -> Token | None:
@@ -1397,7 +1425,7 @@ def _ending(
             ends = _thing_of(statement.claim)  # "stopped playing the cello": the cello
             yield replace(statement, content=content, validity=validity, ends=ends)
         return
-    obj, _ = _object(head)
+    obj = _object(head)[0] or _ended_after_preposition(head)
     if obj is None:
         raise _Decline
     value = value_of(obj)
@@ -1412,10 +1440,25 @@ def _ending(
         if new is not None:
             thing = value_of(new)
             owner = "The user" if holder == USER else _holder_words(holder)
-            sentence = f"{owner} has {_article(thing)}{thing}."
+            said = " ".join(t.text for t in new.subtree if t.dep_ not in ("det", "poss", "punct"))
+            sentence = f"{owner} has {_article(said.lower())}{said}."  # "an iPhone 15", as said
             yield Statement(
                 sentence, Claim(holder, f"about:{thing}", "have"), "fact", Validity(), text
             )
+
+
+def _ended_after_preposition(head: Token) -> Token | None:
+    """ "gave up on Portuguese", "retired from dentistry": what ended, after the particle."""
+    return next(
+        (
+            g
+            for c in head.children
+            if c.dep_ == "prep" and c.lower_ in ("on", "from", "with") and not _time_frame(c)
+            for g in c.children
+            if g.dep_ == "pobj" and g.pos_ in ("NOUN", "PROPN")
+        ),
+        None,
+    )
 
 
 def _from_doing(head: Token) -> Token | None:

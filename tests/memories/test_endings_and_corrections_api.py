@@ -196,3 +196,33 @@ def test_the_assistant_in_a_role_leaves_the_user_speaking_for_themselves(owner: 
         "The user is allergic to peanuts.",
         "The user plays the cello.",
     ]
+
+
+def test_giving_up_on_a_language_ends_learning_it(owner: Actor) -> None:
+    say(
+        owner,
+        ["I've been learning Portuguese on Duolingo"],
+        ["Gave up on Portuguese, switched to Italian"],
+    )
+    now = contents(owner)
+    assert not any(c.startswith("The user has been learning Portuguese") for c in now), now
+
+
+def test_a_replaced_phone_ends_the_old_and_names_the_new(owner: Actor) -> None:
+    say(owner, ["I use a Pixel 7"], ["Finally replaced my Pixel with an iPhone 15"])
+    now = contents(owner)
+    assert "The user uses a Pixel 7." not in now
+    assert "The user has an iPhone 15." in now
+
+
+def test_a_birthday_told_with_she_changes_the_relatives_age(owner: Actor) -> None:
+    say(owner, ["My daughter is 7"], ["She turned 8 on Saturday!"])
+    ages = [m for m in active(owner) if m["claim"] and m["claim"]["attribute"] == "age"]
+    assert [(m["claim"]["subject"], m["claim"]["value"]) for m in ages] == [
+        ("user's daughter", "8")
+    ]
+
+
+def test_a_name_the_tagger_misreads_is_not_the_user(owner: Actor) -> None:
+    say(owner, ["Raj retired from dentistry last spring"])
+    assert not any(c.startswith("The user retired") for c in contents(owner))
