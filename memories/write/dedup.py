@@ -193,13 +193,19 @@ def touch(memory: Memory, candidate: Candidate, ctx: WriteContext, reason: str) 
             else MemoryEvent.Event.ACTIVATED
         )
         memory.status = MemoryStatus.ACTIVE
-    if connection.vendor == "postgresql":
+    fields = _TOUCHED
+    if memory.valid_until is not None and memory.valid_until <= ctx.now:
+        # Said again after it expired: it holds again, for as long as it is said to now
+        # (else it would be seen again and still left out of recall and the context).
+        memory.valid_from, memory.valid_until = candidate.valid_from, candidate.valid_until
+        fields = (*_TOUCHED, "valid_from", "valid_until")
+    elif connection.vendor == "postgresql":
         _pg_touch(memory, [str(e) for e in events], reason, ctx.actor)
         return [str(e) for e in events]
     # No savepoint when nested (a duplicate found again under the write lock): nothing
     # catches a failure here, the caller's transaction rolls back whole.
     with transaction.atomic(savepoint=False):
-        fast_update(memory, _TOUCHED)
+        fast_update(memory, fields)
         memory_history_records([HistoryEvent(memory, e, reason) for e in events], actor=ctx.actor)
     return [str(e) for e in events]
 

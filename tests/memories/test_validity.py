@@ -375,3 +375,25 @@ def test_the_admin_shows_the_claim_and_edits_the_validity(admin_client: Client) 
     )
     assert saved.status_code == 302
     assert Memory.objects.get(pk=memory.pk).valid_until == datetime(2030, 1, 5, tzinfo=UTC)
+
+
+def test_a_fact_said_again_after_its_validity_passed_holds_again(owner: Actor) -> None:
+    # The same words a second time (an exact duplicate): the old memory is seen again and
+    # takes the new statement's validity, instead of staying expired and out of recall.
+    past = stored(owner, HOTEL, valid_until="2020-05-01T00:00:00Z")
+    again = write(owner, HOTEL, valid_until="2999-01-01T00:00:00Z")
+    assert again.status_code in (200, 201), again.content
+    memory = owner.get(f"/api/memories/{past['id']}").json()
+    assert memory["valid_until"] == "2999-01-01T00:00:00Z"
+    assert searched(owner, "Lutetia hotel") == [past["id"]]
+    assert past["id"] in in_context(owner, "Lutetia hotel")
+
+
+def test_a_fact_said_again_without_a_bound_after_it_expired_no_longer_expires(
+    owner: Actor,
+) -> None:
+    past = stored(owner, HOTEL, valid_until="2020-05-01T00:00:00Z")
+    write(owner, HOTEL)
+    memory = owner.get(f"/api/memories/{past['id']}").json()
+    assert memory["valid_until"] is None
+    assert searched(owner, "Lutetia hotel") == [past["id"]]
