@@ -210,6 +210,23 @@ async def agent_session(client: Client, data: dict[str, Any]) -> None:
     assert stored["memory_id"] not in [hit["memory"]["id"] for hit in hits["memories"]]
     assert "not found" in await refused(client, "forget", memory_id=stored["memory_id"])
 
+    # a statement that holds for a while: its validity is stored; a bad one is refused
+    stay = await call(
+        client,
+        "remember",
+        mode="memory",
+        content="The user is in Madrid for a conference.",
+        valid_until="2999-01-01T00:00:00Z",
+    )
+    assert stay["decision"] == "stored", stay
+    assert stay["memory"]["valid_until"] == "2999-01-01T00:00:00Z"
+    assert "valid_until" in await refused(
+        client, "remember", mode="memory", content="The user is in Rome.", valid_until="soon"
+    )
+    assert "mode=memory" in await refused(
+        client, "remember", content="I'm in Rome.", valid_until="2999-01-01T00:00:00Z"
+    )
+
     # facts
     await call(client, "set_fact", key="diet/allergies", value=["peanuts"])
     fact = await call(client, "get_fact", key="diet/allergies")

@@ -21,6 +21,8 @@ from pydantic import Field, JsonValue
 from memories.api.context import ContextOut, context_out
 from memories.api.facts import FactIn, FactOut
 from memories.api.memories import (
+    VALID_FROM,
+    VALID_UNTIL,
     MemoryIn,
     MemoryListOut,
     SearchOut,
@@ -106,11 +108,18 @@ def remember(
         Importance,
         Field(description="mode=memory: how much recall should favour it."),
     ] = "standard",
+    valid_from: Annotated[str | None, Field(description=f"mode=memory: {VALID_FROM}")] = None,
+    valid_until: Annotated[
+        str | None,
+        Field(description=f"mode=memory: {VALID_UNTIL} E.g. 'in Madrid until Friday'."),
+    ] = None,
 ) -> dict[str, Any]:
     """Remember something: a conversation message (extracted in the background) or a
     memory statement (decided now: stored, a duplicate, superseding an older memory, or
     rejected). Secrets and instructions aimed at the assistant are never stored."""
     token = current_token()
+    if mode == "message" and (valid_from or valid_until):
+        raise HttpError(422, "valid_from and valid_until are for mode=memory")
     if mode == "message":
         thread = _message_thread(token, namespace, thread_id)
         saved = message_saved_out(message_ingest(thread, role, content))
@@ -118,7 +127,14 @@ def remember(
     if thread_id is not None:
         raise HttpError(422, "thread_id is for mode=message; a memory belongs to no thread")
     canonical = resolve_namespace(token, namespace, "write")
-    payload = MemoryIn(namespace=canonical, kind=kind, content=content, importance=importance)
+    validity = {"valid_from": valid_from, "valid_until": valid_until}
+    payload = MemoryIn(
+        namespace=canonical,
+        kind=kind,
+        content=content,
+        importance=importance,
+        **{name: value for name, value in validity.items() if value is not None},
+    )
     verdict = memory_write(
         candidate_from_api(payload.dict()), namespace=canonical, actor=actor(token)
     )
