@@ -385,6 +385,18 @@ _TIME_WORDS = _words("""
     """)
 
 
+_DETERMINING = _words("one that this these those")
+
+
+def _a_noun_after(lowers: list[str], i: int) -> bool:
+    if i + 1 >= len(lowers):
+        return False
+    after = lowers[i + 1]
+    closed = after in _CLOSED_CLASS or after in _ELLIPSIS_FILLERS or after in _TIME_WORDS
+    word = _word(after)
+    return not closed and (word.noun or not word.known) and not (word.vbz or word.vbd)
+
+
 def is_vague(text: str) -> bool:
     """Whether ``text`` says only a verb about a pronoun it never resolves ("Use that from
     now on.", "The user's team got another one.", "The user loves it."): what "that" or
@@ -394,7 +406,14 @@ def is_vague(text: str) -> bool:
         for t in _tokens(_USER_SUBJECT.sub("", text))
         if t not in _BREAK
     ]
-    if not any(word in _REFERENCES for word in lowers):
+    # "one kid", "that car": a numeral or a determiner before its noun refers to nothing
+    # ("that annoys the user": a pronoun before a verb still does).
+    referring = [
+        word
+        for i, word in enumerate(lowers)
+        if word in _REFERENCES and not (word in _DETERMINING and _a_noun_after(lowers, i))
+    ]
+    if not referring:
         return False
     content = [
         word

@@ -243,10 +243,23 @@ def test_it_keeps_complete_sentences(content: str) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    ["Use that from now on.", "The user's team got another one.", "The user loves it."],
+    [
+        "Use that from now on.",
+        "The user's team got another one.",
+        "The user loves it.",
+        "That annoys the user.",
+    ],
 )
 def test_it_rejects_a_verb_about_a_pronoun_it_never_resolves(content: str) -> None:
     assert check(fact(content), USER) == "unresolved_reference"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["The user has one kid.", "The user has one sister.", "The user wants that car."],
+)
+def test_a_numeral_or_a_determiner_before_its_noun_is_no_reference(content: str) -> None:
+    assert check(fact(content), USER) is None
 
 
 @pytest.mark.parametrize(
