@@ -211,7 +211,7 @@ def count_update(text: str, memories: list[tuple[int, str]]) -> Rewrite | None:
     The count's unit decides: "14 km" changes the memory that says "8 km"; a bare number
     ("more like five", "hit 25") changes the newest memory with one number, when the
     message names nothing else to count and is not a time or an age ("at 5", "I'm 34")."""
-    if len(text.split()) > MAX_COUNT_WORDS or len(_A_NUMBER.findall(text)) != 1:
+    if not says_a_number(text):
         return None
     from spaceduck.core.parse import parse
 
@@ -351,30 +351,26 @@ def says_a_number(text: str) -> bool:
 
 # A game or a role-play set up in an earlier turn ("let's do a mock interview. pretend I'm a
 # marine biologist, you ask the questions"): what the user says in it is the role's.
-_FRAME_WORDS = re.compile(r"\b(?:pretend|imagine|suppose)\b", re.I)
-_FRAME_ENDS = re.compile(r"\b(?:stop|end|enough|back to|real life|for real|game over)\b", re.I)
 FRAME_VERBS = frozenset({"pretend", "imagine", "suppose"})
+_FRAME_WORDS = re.compile(rf"\b(?:{'|'.join(sorted(FRAME_VERBS))})\b", re.I)
+_FRAME_ENDS = re.compile(r"\b(?:stop|end|enough|back to|real life|for real|game over)\b", re.I)
 
 
-def in_a_role(turns: list[tuple[str, str]], text: str) -> bool:
-    """Whether the user set up a role-play in the turns before and did not end it, before
-    or in ``text`` ("ok stop the game. for real: ...")."""
+def outside_the_role(turns: list[tuple[str, str]], text: str) -> str:
+    """What of ``text`` the user says for themselves: "" inside a role-play they set up in
+    the turns before (or in it), what follows its end when ``text`` ends one ("ok stop the
+    game. for real: I play the cello." -> "for real: I play the cello."), else all of it."""
     framed = False
-    for role, said in [*turns, ("user", text)]:
-        if role != "user":
-            continue
-        if _sets_a_frame(said):
+    for role, said in turns:
+        if role == "user" and _sets_a_frame(said):
             framed = True
-        elif framed and _FRAME_ENDS.search(said):
+        elif role == "user" and framed and _FRAME_ENDS.search(said):
             framed = False
-    return framed
-
-
-def after_the_role(turns: list[tuple[str, str]], text: str) -> str:
-    """``text`` without what ends a role-play running before it ("ok stop the game. for
-    real: I play the cello." -> "for real: I play the cello."): that is about the game."""
-    if not in_a_role(turns, "") or (found := _FRAME_ENDS.search(text)) is None:
-        return text
+    if _sets_a_frame(text):
+        return ""
+    found = _FRAME_ENDS.search(text) if framed else None
+    if not framed or found is None:
+        return "" if framed else text
     end = _SENTENCE_END.search(text, found.end())
     return text[end.end() :] if end is not None else ""
 

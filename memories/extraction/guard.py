@@ -40,10 +40,10 @@ from __future__ import annotations
 import re
 
 from memories.extraction.sentences import (
-    can_be_verb,
     is_elliptical,
     is_sentence,
     is_vague,
+    lexical,
     split_sentences,
 )
 from memories.extraction.types import Candidate, Source
@@ -226,7 +226,7 @@ def _parsed_as_clause(content: str) -> bool:
         t.dep_ == "ROOT"
         and t.pos_ in ("VERB", "AUX")
         and t.tag_ != "VB"  # "Run the tests": an order, read as one by the lists
-        and can_be_verb(t.text)  # not "Grafana dashboards for the API" misread
+        and lexical(t.lower_).verb  # not "Grafana dashboards for the API" misread
         and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)
         for t in doc
     )

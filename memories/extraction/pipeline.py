@@ -254,9 +254,9 @@ def _with_the_conversation(
     before = source.before
     if before is None or source.role != "user" or chat.has_model or not text.strip():
         return text, []
-    if conversation.in_a_role(before.turns(), text):
+    text = conversation.outside_the_role(before.turns(), text)
+    if not text.strip():
         return "", []  # said in a role-play the user set up: the role's, not the user's
-    text = conversation.after_the_role(before.turns(), text)
     correction = conversation.correction_in(text)
     if correction is not None:
         rows = before.memories()

@@ -336,11 +336,6 @@ def _clause_starts(tokens: list[str], lowers: list[str]) -> list[int]:
     return starts
 
 
-def can_be_verb(word: str) -> bool:
-    """Whether the lexicon knows ``word`` as a verb form ("lived", "plays"; not "dashboards")."""
-    return _word(word.lower()).verb
-
-
 def is_sentence(text: str) -> bool:
     """Whether ``text`` contains a clause (see the module docstring for the rules)."""
     tokens = _tokens(text)

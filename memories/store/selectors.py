@@ -367,9 +367,6 @@ _NEIGHBOURS_SQL = (
     "FROM memories_message m WHERE m.id IN ({marks})"
 )
 _PREVIOUS_CONTENT_SQL = _BEFORE.format(column="p.content", thread="%s", at="%s", id="%s")
-# The content of the message before the one aliased m, as a subquery of a statement that
-# reads m (the extraction's claim on PostgreSQL).
-PREVIOUS_CONTENT_OF_M = _BEFORE.format(**{**_AROUND, "column": "p.content"})
 
 
 def message_neighbours(message_ids: set[str]) -> dict[str, tuple[str | None, str | None]]:

@@ -35,7 +35,6 @@ from memories.extraction.types import Candidate, Source, Verdict
 from memories.extraction.understanding import Before
 from memories.models import Extraction, Message, SourceType
 from memories.store.selectors import (
-    PREVIOUS_CONTENT_OF_M,
     TURNS_OF_M,
     message_get,
     previous_message_content,
@@ -99,6 +98,13 @@ class _Turns:
 
     def __call__(self) -> list[tuple[str, str]]:
         return [(role, strip_recalled(text_of(content))) for role, content in self.raw()]
+
+    def previous(self) -> Any:
+        """The content of the message just before: the last turn when the turns were read
+        (no query), else that one row."""
+        if self.read:
+            return self.rows[-1][1] if self.rows else None
+        return previous_message_content(self.message)
 
 
 def source_of(message: Message, record: Extraction, turns: Any = _UNREAD) -> Source:
@@ -164,7 +170,6 @@ class Claimed:
 
     record: Extraction
     message: Any = _UNREAD  # Message | None
-    previous: Any = _UNREAD  # the previous message's content (decoded) | None
     turns: Any = _UNREAD  # the turns before the message, (role, content) oldest first
     # PostgreSQL: synchronous_commit as it was before the claim turned it off for the
     # attempt (restored by the finish). "" while nothing needs restoring.
@@ -191,17 +196,17 @@ def _begin(extraction_id: int) -> Claimed | None:
 @cache
 def _pg_begin_sql() -> str:
     """PostgreSQL's claim: one statement in autocommit (BEGIN and COMMIT would be two more
-    round trips) that also reads the message and the content of the one before it (what
-    learnt_from needs: two more), and switches the session's commits to not waiting for
-    the WAL flush for the attempt (see _SYNC_COMMIT_SQL; a SET would be another), its own
-    commit with them. The one row comes back whether or not the claim succeeded, so the
-    setting's old value is always returned."""
+    round trips) that also reads the message and the turns before it (what the extraction
+    reads it with, and learnt_from's previous message: two more), and switches the
+    session's commits to not waiting for the WAL flush for the attempt (see
+    _SYNC_COMMIT_SQL; a SET would be another), its own commit with them. The one row comes
+    back whether or not the claim succeeded, so the setting's old value is always returned."""
     record, message = read_plan(Extraction), read_plan(Message)
     return (
         f"WITH c AS ({_BEGIN_SQL} RETURNING {record.columns}) "
         "SELECT current_setting('synchronous_commit'), "
         "set_config('synchronous_commit', 'off', false), "
-        f"{record.of('c')}, {message.of('m')}, ({PREVIOUS_CONTENT_OF_M}), ({TURNS_OF_M}) "
+        f"{record.of('c')}, {message.of('m')}, ({TURNS_OF_M}) "
         "FROM (SELECT 1) AS one LEFT JOIN c ON true "
         "LEFT JOIN memories_message m ON m.id = c.message_id"
     )
@@ -213,14 +218,13 @@ def _pg_begin(params: list[Any]) -> Claimed | None:
         row = cursor.execute(_pg_begin_sql(), params).fetchone()
     before, row = str(row[0]), row[2:]
     ours, row = row[: len(record.names)], row[len(record.names) :]
-    theirs, (previous, turns) = row[: len(message.names)], row[len(message.names) :]
+    theirs, turns = row[: len(message.names)], row[len(message.names)]
     if ours[0] is None:  # not claimed: the setting goes back at once
         _sync_commits_again(before)
         return None
     return Claimed(
         record.instance(Extraction, ours),
         message=None if theirs[0] is None else message.instance(Message, theirs),
-        previous=None if previous is None else json.loads(previous),
         turns=turns_of_json(turns),
         sync_commit=before,
     )
@@ -255,7 +259,7 @@ def _extract(claimed: Claimed) -> list[Verdict]:
         task_id=record.task_id,
         skill_id=record.skill_id,
         max_memory_writes=record.max_memory_writes,
-        context=learnt_from(message, source, claimed.previous) if kept else "",
+        context=learnt_from(message, source) if kept else "",
     )
     return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
 
@@ -263,7 +267,7 @@ def _extract(claimed: Claimed) -> list[Verdict]:
 MEMORY_OFF = "memory is switched off (Settings > Memory)"
 
 
-def learnt_from(message: Message, source: Source, previous: Any = _UNREAD) -> str:
+def learnt_from(message: Message, source: Source) -> str:
     """Memory.context for what ``message`` teaches: the previous message, then its own text.
 
     A fact is often the answer to the turn before ("Yes, the aisle seat."), and
@@ -272,10 +276,7 @@ def learnt_from(message: Message, source: Source, previous: Any = _UNREAD) -> st
     recalled text never comes back as context.
     """
     turns = source.before.turns if source.before is not None else None
-    if previous is _UNREAD and isinstance(turns, _Turns) and turns.read:
-        previous = turns.raw()[-1][1] if turns.raw() else None  # read already: no query
-    if previous is _UNREAD:
-        previous = previous_message_content(message)
+    previous = turns.previous() if isinstance(turns, _Turns) else previous_message_content(message)
     before = strip_recalled(text_of(previous)) if previous is not None else ""
     own = strip_recalled(source.text)
     parts = (firewall.without_secrets(before.strip()), firewall.without_secrets(own.strip()))
