@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memories.extraction.claims import NUMBER_WORDS
+from memories.extraction.understanding.words import RELATION
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -219,6 +220,7 @@ def count_update(text: str, memories: list[tuple[int, str]]) -> Rewrite | None:
     if len(numbers) != 1:
         return None
     number = numbers[0]
+    memories = _held_by_the_counter(number, memories)
     if number.dep_ == "nummod" and number.head.pos_ == "NOUN":
         return _same_unit(number.text, number.head.lemma_.lower(), memories)
     if _an_age(number) or number.head.lower_ in _CLOCK:
@@ -233,6 +235,29 @@ def count_update(text: str, memories: list[tuple[int, str]]) -> Rewrite | None:
     if not counted:
         return None
     return _rewrite(counted[-1], number.text)
+
+
+def _held_by_the_counter(number: Token, memories: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The memories of whoever says the count: "did 14 km on sunday" (the user) never
+    rewrites "The user's brother runs about 10 km"; "he hit 25" never the user's count.
+    "it's more like five" names nobody, and may change anyone's."""
+    verb = next((a for a in number.ancestors if a.pos_ in ("VERB", "AUX")), None)
+    subject = next((c for c in verb.children if c.dep_ == "nsubj"), None) if verb else None
+    if subject is not None and subject.lower_ in ("it", "that", "this"):
+        return memories
+    users = subject is None or subject.lower_ in ("i", "we")
+    return [(i, c) for i, c in memories if _the_users(c) == users]
+
+
+def _the_users(content: str) -> bool:
+    """A memory's sentence about the user ("The user's longest run ..."), not "The user's
+    brother ..." or "Sam ..."."""
+    if content.startswith("The user "):
+        return True
+    words = (
+        content.removeprefix("The user's ").split()[:3] if content.startswith("The user's ") else []
+    )
+    return bool(words) and not any(RELATION.fullmatch(w.strip(",.").lower()) for w in words)
 
 
 # Verbs that change an amount, or say it again ("it's more like five").

@@ -50,3 +50,37 @@ def test_what_the_user_has_got_is_had_now_with_its_name(owner: Actor) -> None:
     say(owner, ["We've got one cat, Pickle."])
     [cat] = [m for m in active(owner) if "Pickle" in m["content"]]
     assert cat["claim"]["polarity"] == "affirmed"
+
+
+def test_he_names_the_latest_man_not_the_latest_person(owner: Actor) -> None:
+    say(owner, ["My daughter loves horses. My son hates them and he plays football."])
+    found = holders(owner)
+    assert found.get("The user's son plays football.") == "user's son", found
+    assert "The user's daughter plays football." not in found
+
+
+def test_a_clause_without_its_subject_after_someone_else_is_not_the_users(
+    owner: Actor,
+) -> None:
+    say(
+        owner,
+        ["Our neighbour Jim works at the post office. Stepped down from the parish council "
+         "last spring."],
+    )  # fmt: skip
+    now = contents(owner)
+    assert "The user's neighbour Jim works at the post office." in now
+    assert not any(c.startswith("The user stepped") for c in now), now
+
+
+def test_a_count_the_user_says_leaves_a_relatives_count_alone(owner: Actor) -> None:
+    say(owner, ["My brother runs about 10 km every morning."], ["did 14 km on sunday!"])
+    assert "The user's brother runs about 10 km every morning." in contents(owner)
+
+
+def test_a_drink_the_tagger_does_not_know_is_still_what_ends(owner: Actor) -> None:
+    """ "oolong" is tagged as an adverb: the claim still names it, so giving it up ends it."""
+    say(owner, ["My husband drinks oolong. He says it helps him sleep."])
+    [drink] = [m for m in active(owner) if "oolong" in m["content"]]
+    assert drink["claim"]["attribute"] == "about:oolong"
+    say(owner, ["He gave up oolong last week."])
+    assert "The user's husband drinks oolong." not in contents(owner)

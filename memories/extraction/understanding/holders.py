@@ -20,7 +20,15 @@ from memories.extraction.understanding.tree import (
     _phrase,
     _spliced,
 )
-from memories.extraction.understanding.words import ENDING, GENERIC, REFERRING, RELATION, STANCE
+from memories.extraction.understanding.words import (
+    ENDING,
+    FEMALE,
+    GENERIC,
+    MALE,
+    REFERRING,
+    RELATION,
+    STANCE,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -76,6 +84,18 @@ class _Earlier(list[str]):
     def __init__(self, before: Before) -> None:
         super().__init__(before.holders)
         self.before = before
+        self.first_here = len(before.holders)
+
+    def named_here(self) -> bool:
+        """Whether this message has named someone else as a subject so far."""
+        return len(self) > self.first_here
+
+
+def _who(pronoun: str, people: list[str]) -> str:
+    """The latest person "he" or "she" can be ("My daughter loves horses. My son ... and he
+    plays football": the son); "" when nobody agrees."""
+    barred = FEMALE if pronoun == "he" else MALE if pronoun == "she" else frozenset()
+    return next((p for p in reversed(people) if p.split()[-1] not in barred), "")
 
 
 def _holder(subject: Token | None, people: list[str], head: Token | None = None) -> str:
@@ -92,9 +112,13 @@ def _holder(subject: Token | None, people: list[str], head: Token | None = None)
     if lower in ("i", "we") or _the_user(subject):
         return USER
     if lower in ("he", "she", "they") and people:
-        return people[-1]
+        if who := _who(lower, people):
+            return who
+        raise _Decline  # "she" after only men were named: nobody the reader knows
     if lower in ("he", "she") and isinstance(people, _Earlier) and people.before.people():
-        return people.before.people()[-1]
+        if who := _who(lower, people.before.people()):
+            return who
+        raise _Decline
     if _a_person(subject):
         name = _phrase(subject, keep_appos=False)
         people.append(name.lower())

@@ -88,6 +88,9 @@ def _object(head: Token) -> tuple[Token | None, str]:
     for child in children:
         if child.dep_ in ("dobj", "attr", "oprd"):
             return child, ""
+    unknown = next((c for c in children if _an_unknown_thing(c, head)), None)
+    if unknown is not None:
+        return unknown, ""
     for child in children:
         if child.dep_ == "acomp":
             inner = next((c for c in child.children if c.dep_ == "prep"), None)
@@ -108,6 +111,20 @@ def _object(head: Token) -> tuple[Token | None, str]:
         if child.dep_ == "xcomp":
             return _object(child)
     return None, ""
+
+
+def _an_unknown_thing(child: Token, head: Token) -> bool:
+    """ "drinks oolong": a word the tagger took for an adverb right after the verb, that
+    the lexicon does not know at all (no adverb it knows: "often", "daily", "together")."""
+    from memories.extraction.sentences import is_known_word
+
+    return (
+        child.dep_ == "advmod"
+        and child.i == head.i + 1
+        and child.is_alpha
+        and child.is_lower
+        and not is_known_word(child.lower_)
+    )
 
 
 def _a_period(token: Token) -> bool:

@@ -3,6 +3,7 @@ of a memory's own sentence."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -26,6 +27,7 @@ from memories.extraction.understanding.holders import (
     _pronoun_object,
     _relative_owner,
     _resolved,
+    _said_without_i,
 )
 from memories.extraction.understanding.moods import (
     _conditional,
@@ -105,6 +107,7 @@ def _sentence(
             statements += list(_clause(head, now, people, text))
         except _Decline:
             declined.append(head)
+            _named(head, people)
         said = {s.content for s in statements}  # found again from each clause above it
         statements += [c for c in _companions_of(head, people, text) if c.content not in said]
     if not statements and len(declined) == len(heads):  # nothing of it understood
@@ -113,6 +116,19 @@ def _sentence(
         # "we" alone is a team or a household: the rules tell which from the whole sentence.
         return [], [_for_rules(sentence.root, list(sentence))]
     return statements, [_for_rules(head, _clause_tokens(head)) for head in declined]
+
+
+def _named(head: Token, people: list[str]) -> None:
+    """The subject of a clause left to the rules is still someone "he" or "she" can name
+    next ("My son hates them and he plays football": the son)."""
+    subject = _subject(head)
+    if subject is not None and subject.lower_ not in ("he", "she", "they"):
+        with contextlib.suppress(_Decline):
+            _holder(subject, people)
+
+
+def _after_someone(people: list[str]) -> bool:
+    return isinstance(people, _Earlier) and people.named_here()
 
 
 def _said_by_us(head: Token) -> bool:
@@ -198,6 +214,8 @@ def _clause(head: Token, now: datetime, people: list[str], text: str) -> Iterato
     if _home_is(head):  # the user's, whoever the parser made the subject
         yield from _home(head, text)
         return
+    if subject is None and _after_someone(people) and _said_without_i(head):
+        return  # "Our neighbour Jim ... Stepped down from ...": Jim's maybe, not the user's
     holder = _holder(subject, people, head)
     complement = next((c for c in head.children if c.dep_ == "ccomp"), None)
     if head.lemma_ in REPORTING and complement is not None:

@@ -126,5 +126,14 @@ _AGE = re.compile(r"\b\d+\s*(?:years?|yrs?|yo)\b")
 MAX_PARSED_CHARS = 20_000
 MAX_PARSED_TOKENS = 120
 # The people a user's noun can name ("my sister", "my colleague"): they hold their own claims.
+# Whom "he" and "she" can name: a relation's sex when the word says it (a name says none).
+MALE = frozenset(
+    {"brother", "father", "dad", "husband", "boyfriend", "son", "uncle", "grandfather",
+     "grandpa", "nephew", "fiance", "stepdad", "stepson", "grandson", "he"}
+)  # fmt: skip
+FEMALE = frozenset(
+    {"sister", "mother", "mom", "mum", "wife", "girlfriend", "daughter", "aunt", "grandmother",
+     "grandma", "niece", "fiancee", "stepmum", "stepdaughter", "granddaughter", "she"}
+)  # fmt: skip
 RELATION = re.compile(rf"(?:{RELATIVES}|wife|kid|child|baby|parent|partner|mate|pal|flatmate)")
 _EMPTY_BRACKETS = re.compile(r"\s*\(\s*\)|\s*\((?=\s*\w+\s*$)|\s+\)(?=\s)")
