@@ -150,9 +150,63 @@ def test_with_memory_off_direct_writes_are_refused(staff_client: Client, owner: 
         "/api/memories",
         {"namespace": "user:alice", "kind": "fact", "content": "The user likes tea."},
     )
-    assert response.status_code == 422
-    assert "memory is disabled" in response.json()["detail"]
+    assert response.status_code == 409
+    assert "memory is off" in response.json()["detail"]
     assert not Memory.objects.exists()
+
+
+def _a_memory(owner: Actor) -> int:
+    made = owner.post(
+        "/api/memories",
+        {"namespace": "user:alice", "kind": "fact", "content": "The user likes tea."},
+    )
+    assert made.status_code == 201, made.content
+    return int(made.json()["memory"]["id"])
+
+
+def test_with_memory_off_an_agents_edit_is_refused_and_nothing_changes(
+    staff_client: Client, owner: Actor
+) -> None:
+    memory_id = _a_memory(owner)
+    _switch_memory_off(staff_client)
+    edited = owner.patch(f"/api/memories/{memory_id}", {"content": "The user likes coffee."})
+    assert edited.status_code == 409
+    assert "memory is off" in edited.json()["detail"]
+    archived = owner.patch(f"/api/memories/{memory_id}", {"status": "archived"})
+    assert archived.status_code == 409
+    memory = Memory.objects.get(pk=memory_id)
+    assert (memory.content, memory.status) == ("The user likes tea.", "active")
+
+
+def test_with_memory_off_forgetting_still_works(staff_client: Client, owner: Actor) -> None:
+    memory_id = _a_memory(owner)
+    _switch_memory_off(staff_client)
+    assert owner.delete(f"/api/memories/{memory_id}").status_code == 204
+    assert not Memory.objects.filter(pk=memory_id).exists()
+
+
+def test_with_memory_off_a_retried_extraction_is_refused(
+    staff_client: Client, owner: Actor
+) -> None:
+    thread = create_thread("user:alice")
+    message = Message.objects.create(thread=thread, role="user", content="I live in Lisbon.")
+    record = Extraction.objects.create(
+        message=message, namespace="user:alice", thread_id=thread.id, status="failed"
+    )
+    _switch_memory_off(staff_client)
+    retried = owner.post(f"/api/extractions/{record.pk}/retry")
+    assert retried.status_code == 409
+    assert "memory is off" in retried.json()["detail"]
+    record.refresh_from_db()
+    assert record.status == "failed"
+
+
+def test_with_memory_off_the_admin_shows_the_banner(staff_client: Client, admin_client) -> None:  # type: ignore[no-untyped-def]
+    assert "memory-off-banner" not in admin_client.get("/admin/").content.decode()
+    _switch_memory_off(staff_client)
+    page = admin_client.get("/admin/").content.decode()
+    assert 'id="memory-off-banner"' in page
+    assert "Memory is <b>off</b>" in page
 
 
 def test_with_memory_off_agents_get_no_memory(staff_client: Client, owner: Actor) -> None:

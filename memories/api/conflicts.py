@@ -15,6 +15,7 @@ from memories.api.memories import MemoryOut
 from memories.api.schemas import READ_ERRORS, ContentText, RowId
 from memories.models import Conflict
 from memories.write import conflicts
+from spaceduck.core import runtime
 from spaceduck.core.access import actor, request_token, require_permission, resolve_namespace
 from spaceduck.core.errors import NotFound, error_responses
 from spaceduck.core.limits import ApiNamespace
@@ -85,6 +86,7 @@ def resolve_conflict(request: Any, conflict_id: RowId, payload: ResolveIn) -> An
     """Decide a conflict; 409 when it was decided already or its memories changed since."""
     conflict = _visible(request, conflict_id)
     require_permission(request, "approve")
+    runtime.require_memory_on()  # replace and merge write memories
     return conflicts.conflict_resolve(
         conflict=conflict,
         decision=payload.decision,

@@ -21,6 +21,7 @@ from memories.models import (
 from memories.store import selectors
 from memories.store.positions import NUMERIC_PATTERN, Position
 from memories.write import extraction_log
+from spaceduck.core import runtime
 from spaceduck.core.access import (
     actor,
     request_token,
@@ -161,4 +162,5 @@ def retry_extraction(request: HttpRequest, extraction_id: RowId) -> Any:
 
     409 when it is not failed, or when its message was deleted."""
     record = _visible_extraction(request, extraction_id, "write")
+    runtime.require_memory_on()  # a retry would write what the extraction finds
     return extraction_log.extraction_retry(extraction_id=record.pk, actor=actor(request))

@@ -406,6 +406,7 @@ def _approval_only(memory: Memory, changes: dict[str, Any], status: str | None) 
 @router.patch("/{int:memory_id}", response={200: MemoryOut, **WRITE_ERRORS})
 def patch_memory(request: HttpRequest, memory_id: RowId, payload: MemoryPatchIn) -> Any:
     memory = visible_memory(request, memory_id, None)
+    runtime.require_memory_on()  # an agent's edit or approval is a memory write (409)
     changes = payload.dict(exclude_unset=True)
     status = changes.pop("status", None)
     # Approving a candidate is a reviewer's decision: approve alone is enough for it.

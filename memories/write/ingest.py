@@ -146,11 +146,7 @@ def memory_write_check(
     Normalises the candidate in place (the gate trims and canonicalises fields), as the
     write itself would. Forms call it to show a refusal beside the input.
     """
-    if not runtime.memory_enabled():
-        raise InvalidInput(
-            "long-term memory is disabled on this server (Settings > Memory, "
-            "or SPACEDUCK_MEMORY_ENABLED)"
-        )
+    runtime.require_memory_on()
     # The caller's mistake, not the memory's: refused (422), as an edit refuses it.
     problem = validity_problem(candidate.valid_from, candidate.valid_until)
     if problem is not None:

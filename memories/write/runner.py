@@ -264,7 +264,7 @@ def _extract(claimed: Claimed) -> list[Verdict]:
     return verdicts + [commit_candidate(candidate, ctx) for candidate in kept]
 
 
-MEMORY_OFF = "memory is switched off (Settings > Memory)"
+MEMORY_OFF = runtime.MEMORY_OFF
 
 
 def learnt_from(message: Message, source: Source) -> str:

@@ -23,6 +23,13 @@ class InvalidInput(ServiceError):
     status_code = 422
 
 
+class MemoryOff(InvalidInput):
+    """Memory is switched off (Settings > Memory): an agent's memory write is refused, 409.
+    An InvalidInput, so every form that shows a refusal beside its input shows this one."""
+
+    status_code = 409
+
+
 class NotAuthenticated(ServiceError):
     """No valid token: the REST API answers this itself (401); the MCP tools raise it."""
 

@@ -206,6 +206,21 @@ def memory_enabled() -> bool:
     return bool(current("memory_enabled").value)
 
 
+# One wording for the one refusal: the API, MCP, the dashboard and the admin.
+MEMORY_OFF = (
+    "memory is off on this server (Settings > Memory, or SPACEDUCK_MEMORY_ENABLED): "
+    "nothing was written; forgetting still works"
+)
+
+
+def require_memory_on() -> None:
+    """Refuse a memory write (create, edit, approve, extract, resolve) while memory is off."""
+    from spaceduck.core.errors import MemoryOff
+
+    if not memory_enabled():
+        raise MemoryOff(MEMORY_OFF)
+
+
 def recall_semantic() -> bool:
     return bool(current("recall_semantic").value)
 

@@ -231,7 +231,7 @@ def test_memory_switched_off_is_a_form_error(admin_client: Client, settings: Any
     settings.MEMORY_ENABLED = False
     response = admin_client.post(ADD, add_form("The user speaks Portuguese."))
     assert response.status_code == 200
-    assert "long-term memory is disabled" in response.content.decode()
+    assert "memory is off" in response.content.decode()
     assert not Memory.objects.exists()
 
 
