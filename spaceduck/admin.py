@@ -280,3 +280,13 @@ class RuntimeSettingAdmin(ReadOnlyAdmin):
 class SettingChangeAdmin(ReadOnlyAdmin):
     list_display = ("changed_at", "changed_by", "key", "old", "new", "reset")
     list_filter = ("key",)
+
+
+# spaceduck's names and login page on the admin site, so that a reviewer sent to log in
+# (the dashboard's pages use the admin's login URL) sees spaceduck, not "Django
+# administration"; logging out lands on spaceduck's page too.
+admin.site.site_header = "spaceduck administration"
+admin.site.site_title = "spaceduck admin"
+admin.site.index_title = "Tables"
+admin.site.login_template = "registration/login.html"
+admin.site.logout_template = "registration/logged_out.html"

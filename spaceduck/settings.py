@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After auth: an htmx request without a session gets HX-Redirect to the login page.
+    "spaceduck.core.sessions.HtmxLoginRedirect",
 ]
 
 ROOT_URLCONF = "spaceduck.urls"
@@ -316,7 +318,8 @@ MAX_MEMORY_TAGS = env_int("SPACEDUCK_MAX_MEMORY_TAGS", 20, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 
 # --- Auth / web ---------------------------------------------------------------
-LOGIN_URL = "admin:login"
+LOGIN_URL = "admin:login"  # spaceduck's login page (spaceduck.admin sets its template)
+CSRF_FAILURE_VIEW = "spaceduck.core.sessions.csrf_failure"
 LOGIN_REDIRECT_URL = "/"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -19,6 +19,7 @@ from django.template import loader
 
 TITLES = {
     400: "Bad request",
+    401: "Session ended",
     403: "Not allowed",
     404: "Not found",
     405: "Method not allowed",
