@@ -232,6 +232,6 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
         return HttpResponse(str(error), status=error.status_code, content_type="text/plain")
     if request.htmx:  # type: ignore[attr-defined]
         row = selectors.review_rows([note])[0]
-        return render(request, "notes/review.html#note-row", {"row": row})
+        return render(request, "notes/decided.html", {"row": row})
     messages.success(request, f"Note {note.client_id} {note.status}.")
     return HttpResponseRedirect(_back(request, reverse("notes:review")))

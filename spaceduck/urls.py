@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("notes/", include("notes.urls")),
+    path("nav/counts/", dashboard.nav_counts, name="nav-counts"),
     path("people/", dashboard.people_search, name="people"),
     path("people/export/", dashboard.person_export, name="people-export"),
     path("people/erase/", dashboard.person_erase, name="people-erase"),

@@ -54,6 +54,18 @@ def pending(namespace: str = "") -> QuerySet[Conflict]:
     return conflicts.filter(namespace=namespace) if namespace else conflicts
 
 
+def pending_of(memory_ids: Iterable[int]) -> dict[int, Conflict]:
+    """memory id -> the conflict it waits in (as the new or the old side), for the memories
+    given: why a candidate waits, and what a memory's page warns of (one query)."""
+    ids = list(memory_ids)
+    found: dict[int, Conflict] = {}
+    for conflict in pending().filter(Q(new_id__in=ids) | Q(old_id__in=ids)).order_by("created_at"):
+        for memory_id in (conflict.new_id, conflict.old_id):
+            if memory_id in ids:
+                found[memory_id] = conflict  # the newest conflict wins
+    return found
+
+
 def pending_count(cap: int = 1000) -> tuple[int, bool]:
     """How many wait (counted up to ``cap``) and whether there are more."""
     counted = len(Conflict.objects.filter(_PENDING).values_list("pk", flat=True)[: cap + 1])

@@ -134,3 +134,11 @@ def person_erase(request: HttpRequest) -> HttpResponse:
         response["HX-Redirect"] = target
         return response
     return HttpResponseRedirect(target)
+
+
+@staff_member_required
+@require_GET
+def nav_counts(request: HttpRequest) -> HttpResponse:
+    """The navigation's counts (candidates, conflicts, notes) as out-of-band swaps: every
+    dashboard page polls it every 30 s, so a queue another reviewer emptied shows it."""
+    return render(request, "includes/nav_counts.html")

@@ -24,7 +24,7 @@ from memories.models import Memory, MemoryStatus
 from memories.recall.hybrid import RecallHit, RecallQuery, recall
 from memories.store import selectors
 from memories.web.forms import MemoryEditForm, MemoryFilterForm
-from memories.write import lifecycle, services
+from memories.write import conflicts, lifecycle, services
 from spaceduck.core.errors import ServiceError
 from spaceduck.core.pages import error_response, staff_actor
 
@@ -142,6 +142,7 @@ def _page_context(memory: Memory, form: MemoryEditForm | None = None) -> dict[st
         "form": form or MemoryEditForm(initial=_editable(memory)),
         "editing": form is not None,
         "active_confidence": settings.ACTIVE_CONFIDENCE,
+        "open_conflict": conflicts.pending_of([memory.pk]).get(memory.pk),
     }
 
 
@@ -320,8 +321,10 @@ def _queue_context(form: MemoryFilterForm) -> dict[str, Any]:
         related=("source_message",),
     )
     verdicts = selectors.candidate_verdicts(page.memories)
+    waiting = conflicts.pending_of(m.pk for m in page.memories)
     for memory in page.memories:
         memory.verdict = verdicts.get(memory.pk)  # type: ignore[attr-defined]
+        memory.conflict = waiting.get(memory.pk)  # type: ignore[attr-defined]
     return {
         "form": form,
         "page": page,
