@@ -136,9 +136,20 @@ class Explanation:
     neighbour_of: int | None = None
     final: float = 0.0
     match_source: str = "hybrid"
+    # Where the second stage moved it: its rank among the candidates before and after the
+    # stage (None when the stage is off), and the features it read, each with its value and
+    # its part of the exponent (the fitted weight x the value), the non-zero ones.
+    rank_before: int | None = None
+    rank_after: int | None = None
+    features: list[dict[str, float | str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @property
+    def keyword_score(self) -> float | None:
+        """BM25 as people expect it, higher for a better match (FTS5's ``bm25`` is lower)."""
+        return None if self.bm25 is None else -self.bm25
 
     def product(self) -> float:
         """The score: the fused score plus the neighbour bonus, times every multiplier."""
@@ -474,6 +485,9 @@ class Candidates:
     statuses: set[str] = field(default_factory=set)
     tasks: frozenset[str] | None = None
     dates: list[str] = field(default_factory=list)  # the dates the query named
+    # The second stage's feature matrix (a row per candidate) and the weights it used.
+    features: npt.NDArray[np.float64] | None = None
+    weights: rerank.Weights | None = None
 
     @property
     def ids(self) -> npt.NDArray[np.int64]:
@@ -493,8 +507,12 @@ def recall(query: RecallQuery) -> list[RecallHit]:
     chosen = _with_stale_fallback(found, query.top_k)
     plan = read_plan(Memory)
     hits = []
+    moved = _ranks_moved(found)
     for i in chosen:
         e = found.scores.explanation(i, found.dates)
+        if moved is not None:
+            e.rank_before, e.rank_after = moved.before[i], moved.after[i]
+            e.features = moved.features_of(i)
         row = found.whole[found.rows[i].id]
         hits.append(RecallHit(plan.instance(Memory, row), e.final, e.match_source, e))
     for hit in hits:
@@ -597,7 +615,48 @@ def _second_stage(query: RecallQuery, found: Candidates) -> None:
         return
     evidence, pool = rerank_inputs(query, found)
     found.dates = [r.text for r in evidence.ranges]
-    found.scores.second_stage = np.array(rerank.multipliers(evidence, pool, fitted))
+    found.features, found.weights = rerank.feature_matrix(evidence, pool), fitted
+    multipliers = rerank.multipliers(evidence, pool, fitted, matrix=found.features)
+    found.scores.second_stage = np.array(multipliers)
+
+
+@dataclass
+class _Moved:
+    """What the second stage did: each candidate's rank (1 = best) before and after it, and
+    the features it read with the weights it used."""
+
+    before: list[int]
+    after: list[int]
+    matrix: npt.NDArray[np.float64]
+    weights: npt.NDArray[np.float64]
+
+    def features_of(self, i: int) -> list[dict[str, float | str]]:
+        """Candidate ``i``'s non-zero features: name, value, weight x value."""
+        return [
+            {"name": name, "value": round(value, 6), "weighted": round(value * weight, 6)}
+            for name, value, weight in zip(
+                rerank.FEATURES, self.matrix[i].tolist(), self.weights.tolist(), strict=True
+            )
+            if value
+        ]
+
+
+def _ranks_moved(found: Candidates) -> _Moved | None:
+    """None when the stage did not run. Before: the same order without its factor (ties
+    by the newer id, as ``Candidates.ranked``)."""
+    if found.features is None or found.weights is None:
+        return None
+    scores = found.scores
+    before_scores = scores.final() / scores.second_stage  # the factor is exp(..) > 0
+    before = _rank_of(np.lexsort((-found.ids, -before_scores)))
+    return _Moved(before, _rank_of(found.ranked()), found.features, found.weights.vector())
+
+
+def _rank_of(order: npt.NDArray[np.int64]) -> list[int]:
+    ranks = [0] * len(order)
+    for rank, position in enumerate(order.tolist(), start=1):
+        ranks[position] = rank
+    return ranks
 
 
 def rerank_inputs(

@@ -267,14 +267,21 @@ def _same_day(occurred: Sequence[datetime | None]) -> npt.NDArray[np.float64]:
     return np.array([(days[at.date()] - 1) / others if at else 0.0 for at in occurred])
 
 
-def multipliers(query: QueryEvidence, pool: Pool, fitted: Weights) -> list[float]:
-    """Each candidate's second-stage multiplier, exp(score - log_base - c)."""
+def multipliers(
+    query: QueryEvidence,
+    pool: Pool,
+    fitted: Weights,
+    matrix: npt.NDArray[np.float64] | None = None,
+) -> list[float]:
+    """Each candidate's second-stage multiplier, exp(score - log_base - c); ``matrix`` is
+    the pool's feature_matrix when the caller has it already (recall keeps it to explain)."""
     if not pool.size:
         return []
+    features = feature_matrix(query, pool) if matrix is None else matrix
     # Row by row, not a BLAS product: a matrix-vector product may round a row differently
     # by where it sits in the matrix, and the pool's order follows the database's row
     # order, which a dump and restore (or PostgreSQL's MVCC) changes.
-    scores = (feature_matrix(query, pool) * fitted.vector()).sum(axis=1)
+    scores = (features * fitted.vector()).sum(axis=1)
     exponents = (fitted.base - 1.0) * pool.log_base + scores
     # Only the order matters: shifted so the best candidate's factor is about 1, the
     # factors stay readable and no score underflows to 0.

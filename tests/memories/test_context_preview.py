@@ -4,6 +4,7 @@ builds for the same inputs, byte for byte, and nothing written."""
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -100,3 +101,34 @@ def test_bad_inputs_are_a_4xx_beside_the_form(staff_client: Client, query: dict[
     page = staff_client.get("/context/", query)
     assert 400 <= page.status_code < 500
     assert 'class="form-errors"' in page.content.decode()
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+def test_the_agent_view_shows_the_whole_answer_messages_included(
+    owner: Actor, staff_client: Client, htmx: bool
+) -> None:
+    memory_create(namespace=NS, kind="fact", content="Alice likes green tea.", actor="t")
+    thread = owner.post("/api/threads", {"namespace": NS}).json()["id"]
+    for role, content in (("user", "Which tea <b>do</b> I like?"), ("assistant", {"say": "green"})):
+        owner.post(f"/api/threads/{thread}/messages", {"role": role, "content": content})
+    inputs = {"namespace": NS, "thread_id": thread, "query": "tea"}
+    api = owner.post("/api/context", inputs).json()
+    page = staff_client.get(
+        "/context/",
+        {"namespace": NS, "thread": thread, "query": "tea"},
+        headers={"HX-Request": "true"} if htmx else {},
+    ).content.decode()
+    messages = page[page.index('<ol class="context-messages"') : page.index("</ol>")]
+    assert "Which tea &lt;b&gt;do&lt;/b&gt; I like?" in messages  # escaped, in order
+    assert messages.index("Which tea") < messages.index("&quot;say&quot;: &quot;green&quot;")
+    answer = re.search(r'<pre id="api-answer">(.*?)</pre>', page, re.S)
+    assert answer is not None
+    shown = json.loads(html.unescape(answer.group(1)))
+    # The whole answer, as the API gives it (a score's recency moves with the clock).
+    scores = [m.pop("score") for m in shown["memories"]]
+    assert scores == pytest.approx([m.pop("score") for m in api["memories"]], rel=1e-6)
+    assert shown == api
+    assert [m["content"] for m in shown["messages"]] == [
+        "Which tea <b>do</b> I like?",
+        {"say": "green"},
+    ]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
 from memories.write.services import memory_create
+from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db
 
@@ -57,9 +60,44 @@ def test_the_viewer_searches_with_recall_and_shows_why(staff_client: Client) -> 
     assert fragment.strip().startswith('<section id="memory-list">')
     assert "Alice plays the oboe." in fragment
     assert "Bob plays the oboe." not in fragment  # recall stays in the namespace
-    assert "<th>keyword</th><td>rank #1, bm25" in fragment
+    assert "<th>keyword</th><td>rank #1, BM25 " in fragment
     assert "<th>RRF</th>" in fragment
     assert "<th>\N{MULTIPLICATION SIGN} recency</th>" in fragment
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+def test_why_shows_bm25_as_a_positive_score_and_what_the_second_stage_did(
+    staff_client: Client, htmx: bool
+) -> None:
+    for content in ("Alice plays the oboe.", "Alice likes tea.", "Alice rides a bike."):
+        memory_create(namespace="user:alice", kind="fact", content=content, actor="t")
+    page = staff_client.get(
+        "/",
+        {"namespace": "user:alice", "q": "oboe"},
+        headers={"HX-Request": "true"} if htmx else {},
+    ).content.decode()
+    bm25 = re.search(r"<th>keyword</th><td>rank #1, BM25 (-?[\d.]+)", page)
+    assert bm25 is not None
+    assert float(bm25.group(1)) > 0
+    before = re.findall(r'data-rank="before">#(\d+)<', page)
+    after = re.findall(r'data-rank="after">#(\d+)<', page)
+    assert before
+    assert len(before) == len(after)
+    assert sorted(int(r) for r in after) == list(range(1, len(after) + 1))  # every hit ranked
+    features = re.findall(r'<tr data-feature="(\w+)">', page)
+    assert "in_keyword" in features  # the oboe memory matched the query word
+
+
+def test_the_api_explains_the_second_stage_too(owner: Actor) -> None:
+    memory_create(namespace="user:alice", kind="fact", content="Alice plays the oboe.", actor="t")
+    memory_create(namespace="user:alice", kind="fact", content="Alice likes tea.", actor="t")
+    found = owner.get(
+        "/api/memories/search", {"namespace": "user:alice", "q": "oboe", "explain": "true"}
+    ).json()["memories"]
+    explanation = found[0]["explanation"]
+    assert explanation["rank_after"] == 1
+    assert explanation["rank_before"] >= 1
+    assert any(f["name"] == "in_keyword" and f["value"] == 1.0 for f in explanation["features"])
 
 
 def test_the_viewer_asks_for_a_namespace_before_recalling(staff_client: Client) -> None:

@@ -5,6 +5,7 @@ tokens per section, and each memory with its link and score. Read-only: recall a
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -13,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from memories.api.context import ContextOut, context_out
 from memories.models import Memory, Thread
 from memories.recall.context import (
     HEADINGS,
@@ -85,11 +87,22 @@ def context_preview(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
             status = getattr(exc, "status_code", 400)
         else:
-            context |= {"result": result, "sections": _sections(result)}
+            context |= {
+                "result": result,
+                "sections": _sections(result),
+                "answer": _api_answer(result),
+            }
     elif request.GET:
         status = 400
     template = PAGE + "#preview" if request.htmx else PAGE  # type: ignore[attr-defined]
     return render(request, template, context, status=status)
+
+
+def _api_answer(result: ContextResult) -> str:
+    """The whole answer ``POST /api/context`` gives for this result, as the API writes it
+    (the same function and schema; MCP's get_context answers the same)."""
+    answer = ContextOut.model_validate(context_out(result, compacted=False))
+    return json.dumps(answer.model_dump(mode="json"), indent=2, ensure_ascii=False)
 
 
 def _sections(result: ContextResult) -> list[dict[str, Any]]:
