@@ -82,7 +82,11 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After htmx's: a bare 405 becomes the error page, or the message area for htmx.
+    "spaceduck.core.pages.MethodNotAllowedPage",
 ]
+# A form without a valid CSRF token: the error page with the navigation, not Django's own.
+CSRF_FAILURE_VIEW = "spaceduck.core.pages.csrf_failure"
 
 ROOT_URLCONF = "spaceduck.urls"
 WSGI_APPLICATION = "spaceduck.wsgi.application"
