@@ -25,6 +25,9 @@
       n.toLocaleString("en") + " / " + max.toLocaleString("en") + unit +
       (over ? ": " + (n - max).toLocaleString("en") + " over the limit, it will not be saved" : "");
     out.classList.toggle("over", over);
+    // A text box always shows its count; a one-line field (an id, a namespace) while one
+    // types in it or once it nears its limit, so a filter row is not a column of "0 / 255".
+    out.hidden = field.tagName !== "TEXTAREA" && document.activeElement !== field && n < 0.8 * max;
     if (over) field.setAttribute("aria-invalid", "true");
     else if (!field.closest(".has-error")) field.removeAttribute("aria-invalid");
   }
@@ -45,9 +48,13 @@
     });
   }
 
-  document.addEventListener("input", function (event) {
+  function onEvent(event) {
     if (event.target && event.target._spaceduckCounter) update(event.target);
-  });
+  }
+
+  document.addEventListener("input", onEvent);
+  document.addEventListener("focusin", onEvent);
+  document.addEventListener("focusout", onEvent);
   document.addEventListener("DOMContentLoaded", function () {
     attach(document);
   });
