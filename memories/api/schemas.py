@@ -59,6 +59,8 @@ SummaryText = _memory_text("summary")
 Tags = api_tags()
 ContextText = Annotated[StrictStr, Field(max_length=MAX_CONTEXT_CHARS)]
 ScopeId = _memory_text("scope_id")
+# A project's id where it is asked for as such (the context's project_id): the same limit.
+ProjectId = api_text(_LIMITS["scope_id"][0], field="project_id", source=_LIMITS["scope_id"][1])
 SourceId = Annotated[StrictStr, Field(max_length=column_length(Memory, "source_task_id"))]
 # A number in [0, 1] (an integer too; a numeric string is not a number here).
 Unit = Annotated[StrictFloat, Field(ge=0, le=1)] | Annotated[StrictInt, Field(ge=0, le=1)]
