@@ -38,7 +38,8 @@
       if (field._spaceduckCounter || field.type === "hidden") return;
       var out = document.createElement("span");
       out.className = "char-count";
-      out.setAttribute("aria-live", "polite");
+      // Read with the field (aria-describedby), not announced at every key: a live region
+      // here would speak each new count while one types.
       out.id = (field.id || field.name) + "-count";
       field.insertAdjacentElement("afterend", out);
       var described = field.getAttribute("aria-describedby");
