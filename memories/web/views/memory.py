@@ -69,8 +69,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         status = 400
     else:
+        # Chosen in this request, and valid (a refused one is not kept).
         chosen = form.cleaned_data["namespace"]
-        if "namespace" in request.GET and remembered(request) != chosen:  # a bad one is not
+        if "namespace" in request.GET and remembered(request) != chosen:
             request.session[REMEMBERED_NAMESPACE] = chosen
         context |= _search(form) if form.cleaned_data["q"].strip() else _browse(form)
     if request.htmx:  # type: ignore[attr-defined]
