@@ -26,7 +26,6 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.widgets import AdminSplitDateTime
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxLengthValidator
 from django.db.models import QuerySet
 from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest, HttpResponse
@@ -74,7 +73,13 @@ from spaceduck.admin import (
     staff_actor,
 )
 from spaceduck.core.errors import InvalidInput, ServiceError
-from spaceduck.core.limits import check_size, json_size, limit_memory_form
+from spaceduck.core.limits import (
+    check_size,
+    json_size,
+    limit_field,
+    limit_field_bytes,
+    limit_memory_form,
+)
 from spaceduck.core.providers import ProviderError
 
 PREVIEW_CHARS = 120
@@ -164,7 +169,7 @@ class MemoryAddForm(ServiceForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        limit_memory_form(self)  # the API's lengths, maxlength on each input
+        limit_memory_form(self)  # the API's lengths and words, a counter on each input
 
     def clean_namespace(self) -> str:
         try:
@@ -240,7 +245,7 @@ class MemoryChangeForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.stored_status = self.instance.status
         self.initial["tags"] = ", ".join(str(tag) for tag in self.instance.tags or [])
-        limit_memory_form(self)  # the API's lengths, maxlength on each input
+        limit_memory_form(self)  # the API's lengths and words, a counter on each input
 
     def clean_tags(self) -> list[str]:
         return split_list(self.cleaned_data["tags"])
@@ -615,11 +620,9 @@ class FactForm(ServiceForm):
             self.initial["value"] = InvalidJSONInput("")  # an empty box, not "null"
         # A hint of set_fact's limit (a character is at least one byte; clean_value counts).
         if "value" in self.fields:
-            limit = str(django_settings.MAX_FACT_VALUE_BYTES)
-            self.fields["value"].widget.attrs["maxlength"] = limit
-        key = self.fields.get("key")
-        if key is not None:  # the key's length: clean_fact_key's words, as set_fact says it
-            key.validators = [v for v in key.validators if not isinstance(v, MaxLengthValidator)]
+            limit_field_bytes(self.fields["value"], limit=django_settings.MAX_FACT_VALUE_BYTES)
+        if "key" in self.fields:  # named as clean_fact_key (set_fact, the API) names it
+            limit_field(self.fields["key"], name="fact key", limit=selectors.MAX_FACT_KEY_LENGTH)
 
     def clean_namespace(self) -> str:
         try:
@@ -862,13 +865,20 @@ class ConflictForm(forms.ModelForm):
     content = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        max_length=django_settings.MAX_MEMORY_CONTENT_CHARS,
         help_text="For merge only: the text of the one memory.",
+    )
+    title = forms.CharField(
+        required=False,
+        help_text="For merge only: the title of the one memory. Empty: one made from the text.",
     )
 
     class Meta:
         model = Conflict
         fields: list[str] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit_memory_form(self)  # the API's lengths and words, a counter on each input
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -877,6 +887,8 @@ class ConflictForm(forms.ModelForm):
             self.add_error("content", "merge needs the text of the memory that replaces both")
         elif content and decision != "merge":
             self.add_error("content", "the text is for merge (edit into one) only")
+        if data.get("title", "").strip() and decision != "merge":
+            self.add_error("title", "the title is for merge (edit into one) only")
         return data
 
 
@@ -900,7 +912,7 @@ class ConflictAdmin(ServiceAdmin):
         "resolved_at",
         "created_at",
     )
-    fields = (*readonly_fields, "decision", "content")
+    fields = (*readonly_fields, "decision", "content", "title")
     actions = ("replace", "keep_both")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -918,6 +930,7 @@ class ConflictAdmin(ServiceAdmin):
                 actor=staff_actor(request),
                 can_approve=True,
                 content=form.cleaned_data.get("content", ""),
+                title=form.cleaned_data.get("title", ""),
             )
         except ServiceError as exc:
             not_saved(obj, f"Conflict {obj.pk} was not decided: {exc}", level=messages.ERROR)

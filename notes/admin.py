@@ -33,6 +33,7 @@ from spaceduck.admin import (
     staff_actor,
 )
 from spaceduck.core.errors import InvalidInput, ServiceError
+from spaceduck.core.limits import limit_field_bytes
 from spaceduck.core.namespaces import NAMESPACE_KINDS
 
 PREVIEW_CHARS = 120
@@ -61,18 +62,12 @@ class NoteAddForm(ServiceForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Hints of the service's limits (read now: they are settings). A character is at
-        # least one UTF-8 byte, so the body's maxlength is an upper bound; clean_body counts.
-        self.fields["body"].widget.attrs["maxlength"] = str(django_settings.MAX_NOTE_BODY_BYTES)
+        # Hints of the service's limits (read now: they are settings): a counter under the
+        # body in UTF-8 bytes, as check_body counts; the lists' limits per item in the hints.
+        limit_field_bytes(self.fields["body"], limit=django_settings.MAX_NOTE_BODY_BYTES)
         self.fields["tags"].help_text = (
             f"Comma-separated: at most {services.MAX_TAGS} tags, "
             f"each at most {services.MAX_TAG_LENGTH} characters."
-        )
-        self.fields["supersedes"].widget.attrs["maxlength"] = str(
-            services.MAX_SUPERSEDES * (services.MAX_ID_LENGTH + 2)
-        )
-        self.fields["tags"].widget.attrs["maxlength"] = str(
-            services.MAX_TAGS * (services.MAX_TAG_LENGTH + 2)
         )
 
     def clean_body(self) -> str:

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 
 from notes import selectors, services
 from spaceduck.core.errors import InvalidInput
+from spaceduck.core.limits import CountedForm
 from spaceduck.core.namespaces import NAMESPACE_KINDS
 
 MAX_QUERY_CHARS = 1000
@@ -34,7 +35,7 @@ def _service_check(check: Any, value: object) -> Any:
         raise ValidationError(str(exc)) from None
 
 
-class NoteFilterForm(forms.Form):
+class NoteFilterForm(CountedForm):
     """The notes browser's query string: the store's filters, an optional search, a page."""
 
     q = forms.CharField(required=False, max_length=MAX_QUERY_CHARS, strip=False)

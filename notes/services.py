@@ -28,7 +28,7 @@ from notes.models import (
 from spaceduck.core import credentials
 from spaceduck.core.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from spaceduck.core.ids import KEY_MARK, client_keys, namespaced_key
-from spaceduck.core.limits import check_json_value, check_size, utf8_size
+from spaceduck.core.limits import check_json_value, check_length, check_size, utf8_size
 from spaceduck.core.namespaces import NAMESPACE_KINDS, InvalidNamespace, normalize_namespace
 
 STATUSES: tuple[str, ...] = tuple(NoteStatus.values)
@@ -76,8 +76,8 @@ def check_text(value: object, *, field: str, max_length: int | None = None) -> s
         value.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates, e.g. from a JSON "\ud800" escape
         raise InvalidInput(f"{field} is not valid Unicode text (lone surrogate)") from None
-    if max_length is not None and len(value) > max_length:
-        raise InvalidInput(f"{field} is longer than {max_length} characters")
+    if max_length is not None:
+        check_length(value, field=field, limit=max_length)
     return value
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -222,14 +222,13 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
     """Accept or reject one note; answers with its row, now showing the decision."""
     status = request.POST.get("status", "")
     if status not in DECISIONS:
-        message = "status must be accepted or rejected"
-        return HttpResponseBadRequest(message, content_type="text/plain")
+        return error_response(request, "status must be accepted or rejected", 400)
     try:
         note: Note = services.set_note_status(
             uid, status, by=_actor(request), namespace=_namespace_param(request)
         )
     except ServiceError as error:
-        return HttpResponse(str(error), status=error.status_code, content_type="text/plain")
+        return error_response(request, str(error), error.status_code)
     if request.htmx:  # type: ignore[attr-defined]
         row = selectors.review_rows([note])[0]
         return render(request, "notes/decided.html", {"row": row})

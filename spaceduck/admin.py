@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 
+from spaceduck.core.limits import limit_form
 from spaceduck.core.tokens import token_revoke
 from spaceduck.models import (
     PERMISSIONS,
@@ -63,6 +64,10 @@ class ServiceForm(forms.ModelForm):
     service's rules (not the columns') decide what is valid, so that step is
     skipped. ``clean`` calls the service's pure checks instead.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit_form(self)  # code points, the live counter, the API's words for "too long"
 
     def _post_clean(self) -> None:
         pass

@@ -84,7 +84,11 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # After auth: an htmx request without a session gets HX-Redirect to the login page.
     "spaceduck.core.sessions.HtmxLoginRedirect",
+    # After htmx's: a bare 405 becomes the error page, or the message area for htmx.
+    "spaceduck.core.pages.MethodNotAllowedPage",
 ]
+# A form without a valid CSRF token: the error page with the navigation, not Django's own.
+CSRF_FAILURE_VIEW = "spaceduck.core.pages.csrf_failure"
 
 ROOT_URLCONF = "spaceduck.urls"
 WSGI_APPLICATION = "spaceduck.wsgi.application"
@@ -319,7 +323,6 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 
 # --- Auth / web ---------------------------------------------------------------
 LOGIN_URL = "admin:login"  # spaceduck's login page (spaceduck.admin sets its template)
-CSRF_FAILURE_VIEW = "spaceduck.core.sessions.csrf_failure"
 LOGIN_REDIRECT_URL = "/"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

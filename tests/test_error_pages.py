@@ -84,3 +84,78 @@ def test_a_server_error_page_needs_no_database_and_shows_the_navigation() -> Non
     api = server_error(RequestFactory().get("/api/memories"))
     assert api.status_code == 500
     assert b"detail" in api.content
+
+
+# --- 405, 403 (CSRF) and 500: the page with the navigation, or the message area for htmx ----
+
+
+def flashed(response, status: int, words: str) -> None:  # type: ignore[no-untyped-def]
+    """An htmx error: the message for #flash, nothing else of a page."""
+    html = response.content.decode()
+    assert response.status_code == status
+    assert response["HX-Retarget"] == "#flash"
+    assert response["HX-Reswap"] == "outerHTML"
+    assert html.startswith('<div id="flash">'), html[:200]
+    assert words in html
+    assert "<nav" not in html
+
+
+@pytest.mark.parametrize(
+    "path", ["/memories/{pk}/edit/", "/memories/{pk}/decision/", "/memories/{pk}/status/"]
+)
+def test_a_post_only_address_opened_by_hand_is_a_405_page_with_the_navigation(
+    staff_client: Client, path: str
+) -> None:
+    memory = memory_create(namespace="user:alice", kind="fact", content="Tea.", actor="t")
+    url = path.format(pk=memory.pk)
+    answer = staff_client.get(url)
+    styled(answer, 405, f"{url} is not a page to open with GET: it takes POST")
+    assert answer["Allow"] == "POST"
+    assert "Method not allowed" in answer.content.decode()
+    flashed(staff_client.get(url, headers=HTMX), 405, "it takes POST")
+
+
+def test_a_405_of_the_api_stays_json(owner) -> None:  # type: ignore[no-untyped-def]
+    answer = owner.put("/api/tokens/me", {})
+    assert answer.status_code == 405
+    assert answer["Content-Type"].startswith("application/json")
+
+
+def test_a_form_without_its_csrf_token_is_a_403_page_or_a_message(
+    django_user_model,  # type: ignore[no-untyped-def]
+) -> None:
+    user = django_user_model.objects.create_user("strict", password="pw-strict-1", is_staff=True)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    answer = client.post("/review/memories/", {"decision": "approve"})
+    styled(answer, 403, "This form has expired or did not come from this site")
+    assert "Django" not in answer.content.decode()
+    flashed(
+        client.post("/review/memories/", {"decision": "approve"}, headers=HTMX),
+        403,
+        "reload the page and try again",
+    )
+
+
+def test_a_server_error_has_the_whole_navigation_and_asks_no_database(
+    django_assert_num_queries,  # type: ignore[no-untyped-def]
+) -> None:
+    with django_assert_num_queries(0):
+        answer = server_error(RequestFactory().get("/overview/"))
+    styled(answer, 500, "The error was logged.")
+    assert 'id="site-nav"' in answer.content.decode()
+    with django_assert_num_queries(0):
+        answer = server_error(RequestFactory().get("/overview/", headers=HTMX))
+    flashed(answer, 500, "The error was logged.")
+
+
+def test_an_exception_in_a_view_answers_the_500_page(staff_client: Client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memories.web.views import overview
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(overview, "render", broken)
+    staff_client.raise_request_exception = False
+    styled(staff_client.get("/overview/"), 500, "The error was logged.")
+    flashed(staff_client.get("/overview/", headers=HTMX), 500, "The error was logged.")

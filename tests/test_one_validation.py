@@ -215,7 +215,7 @@ def test_a_fact_value_over_its_limit_is_refused_by_the_api_and_the_admin_form(
     assert not Fact.objects.exists()
 
 
-# --- maxlength ------------------------------------------------------------------------------
+# --- What the forms count ------------------------------------------------------------------
 
 
 def field_tag(html: str, name: str) -> str:
@@ -225,18 +225,22 @@ def field_tag(html: str, name: str) -> str:
     return match.group(0)
 
 
-def maxlength(html: str, name: str) -> int:
-    found = re.search(r'\bmaxlength="(\d+)"', field_tag(html, name))
-    assert found is not None, field_tag(html, name)
+def counted(html: str, name: str, attribute: str = "data-maxchars") -> int:
+    """The limit the live counter (static/js/limits.js) shows under the field ``name``."""
+    tag = field_tag(html, name)
+    found = re.search(rf'\b{attribute}="(\d+)"', tag)
+    assert found is not None, tag
     return int(found.group(1))
 
 
-MEMORY_MAXLENGTHS = {"title": 200, "content": 1000, "summary": 1000, "scope_id": 255}
+MEMORY_LIMITS = {"title": 200, "content": 1000, "summary": 1000, "scope_id": 255}
 
 
-def test_the_rendered_forms_carry_maxlength_and_a_tags_hint(
+def test_the_rendered_forms_count_code_points_and_never_cut_a_paste(
     staff_client: Client, admin_client: Client, memory: Memory
 ) -> None:
+    """No ``maxlength`` (the browser counts UTF-16 units and cuts a paste): the limit is the
+    counter's, and the server's check refuses what is over it."""
     pages = {
         "dashboard": staff_client.get(f"/memories/{memory.pk}/").content.decode(),
         "admin add": admin_client.get("/admin/memories/memory/add/").content.decode(),
@@ -245,15 +249,110 @@ def test_the_rendered_forms_carry_maxlength_and_a_tags_hint(
         ).content.decode(),
     }
     for page, html in pages.items():
-        for name, limit in MEMORY_MAXLENGTHS.items():
-            assert maxlength(html, name) == limit, (page, name)
-        assert maxlength(html, "tags") > 0, page
+        for name, limit in MEMORY_LIMITS.items():
+            assert counted(html, name) == limit, (page, name)
         assert "at most 20 tags, each at most 100 characters" in html, page
+        assert "maxlength" not in html, page
+        assert "js/limits.js" in html, page
     note = admin_client.get("/admin/notes/note/add/").content.decode()
-    assert maxlength(note, "body") == settings.MAX_NOTE_BODY_BYTES
-    for name in ("namespace", "kind", "tags", "supersedes"):
-        assert maxlength(note, name) > 0, name
+    assert counted(note, "body", "data-maxbytes") == settings.MAX_NOTE_BODY_BYTES
+    assert counted(note, "namespace") == 255
+    assert counted(note, "kind") == 100
     fact = admin_client.get("/admin/memories/fact/add/").content.decode()
-    assert maxlength(fact, "key") == 255
-    assert maxlength(fact, "namespace") == 255
-    assert maxlength(fact, "value") == settings.MAX_FACT_VALUE_BYTES
+    assert counted(fact, "key") == 255
+    assert counted(fact, "namespace") == 255
+    assert counted(fact, "value", "data-maxbytes") == settings.MAX_FACT_VALUE_BYTES
+    for html in (note, fact):
+        assert "maxlength" not in html
+
+
+EMOJI_TITLE = "\U0001f986" * 150  # 150 code points, 300 UTF-16 units
+
+
+def test_a_title_of_150_emoji_the_api_took_saves_again_everywhere(
+    owner: Actor, staff_client: Client, admin_client: Client, memory: Memory
+) -> None:
+    response = owner.patch(f"/api/memories/{memory.pk}", {"title": EMOJI_TITLE})
+    assert response.status_code == 200, response.content
+    memory.refresh_from_db()
+    # The dashboard's edit form, saved as it is shown, with another change.
+    for headers in ({}, HTMX):
+        response = staff_client.post(
+            f"/memories/{memory.pk}/edit/",
+            edit_data(memory, summary=f"Saved again{' (htmx)' if headers else ''}."),
+            headers=headers,
+        )
+        assert response.status_code in (200, 302), response.content.decode()[:500]
+        memory.refresh_from_db()
+        assert memory.title == EMOJI_TITLE
+    assert memory.summary == "Saved again (htmx)."
+    # The admin's change form.
+    response = admin_client.post(
+        f"/admin/memories/memory/{memory.pk}/change/",
+        change_form(memory, summary="Saved in the admin."),
+    )
+    assert response.status_code == 302, response.content.decode()[:500]
+    memory.refresh_from_db()
+    assert (memory.title, memory.summary) == (EMOJI_TITLE, "Saved in the admin.")
+    # One more code point is over the limit, wherever it is sent.
+    title = EMOJI_TITLE + "\U0001f986" * 51
+    response = owner.patch(f"/api/memories/{memory.pk}", {"title": title})
+    assert response.status_code == 422
+    assert "title should have at most 200 characters" in response.json()["detail"]
+
+
+def test_a_pasted_content_of_5200_characters_is_refused_with_its_count_not_cut(
+    owner: Actor, staff_client: Client, admin_client: Client, memory: Memory
+) -> None:
+    """The same words, exactly, from the API, the dashboard (plain and htmx) and the admin."""
+    pasted = ("word " * 1040).strip() + "."  # 5,200 characters
+    says = (
+        "content should have at most 1000 characters "
+        "(SPACEDUCK_MAX_MEMORY_CONTENT_CHARS), not 5,200"
+    )
+    api = owner.patch(f"/api/memories/{memory.pk}", {"content": pasted})
+    assert api.status_code == 422
+    assert says in api.json()["detail"]
+    for headers in ({}, HTMX):
+        response = staff_client.post(
+            f"/memories/{memory.pk}/edit/",
+            edit_data(memory, content=pasted),
+            headers=headers,
+        )
+        assert response.status_code == 400
+        html = response.content.decode()
+        assert dashboard_errors(html, "content") == says
+        assert pasted in html  # the whole paste is shown again, to shorten
+    admin = admin_client.post(
+        f"/admin/memories/memory/{memory.pk}/change/", change_form(memory, content=pasted)
+    )
+    assert admin_errors(admin, "content") == says
+    unchanged(memory)
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        pytest.param(
+            lambda owner: owner.put(f"/api/facts/{NS}/{'k' * 256}", {"value": 1}),
+            "fact key should have at most 255 characters, not 256",
+            id="fact-key",
+        ),
+        pytest.param(
+            lambda owner: owner.post(
+                "/api/notes", {"namespace": NS, "body": "b", "kind": "k" * 101}
+            ),
+            "kind should have at most 100 characters, not 101",
+            id="note-kind",
+        ),
+        pytest.param(
+            lambda owner: owner.post("/api/threads", {"namespace": NS, "title": "t" * 501}),
+            "thread title should have at most 500 characters, not 501",
+            id="thread-title",
+        ),
+    ],
+)
+def test_other_limits_use_the_same_words(owner: Actor, call: Any, says: str) -> None:
+    response = call(owner)
+    assert response.status_code == 422, response.content
+    assert says in response.json()["detail"]

@@ -13,7 +13,8 @@ from django.test import Client
 
 from memories.models import Memory
 from memories.write.services import memory_create
-from spaceduck.core.sessions import PAGE_OUT_OF_DATE, SESSION_ENDED
+from spaceduck.core.pages import FORM_EXPIRED
+from spaceduck.core.sessions import SESSION_ENDED
 
 pytestmark = pytest.mark.django_db
 
@@ -102,7 +103,7 @@ def test_a_page_left_open_across_a_new_login_says_it_is_out_of_date(django_user_
         REVIEW, {"row": f"approve:{memory.pk}"}, headers={**HTMX, "X-CSRFToken": "stale" * 8}
     )
     assert response.status_code == 403
-    assert PAGE_OUT_OF_DATE in response.content.decode()
+    assert FORM_EXPIRED in response.content.decode()
     assert response["HX-Retarget"] == "#flash"
     assert Memory.objects.get(pk=memory.pk).status == "candidate"
     plain = client.post(REVIEW, {"row": f"approve:{memory.pk}"})

@@ -12,7 +12,7 @@ from ninja.errors import HttpError
 from pydantic import ConfigDict
 
 from memories.api.memories import MemoryOut
-from memories.api.schemas import READ_ERRORS, ContentText, RowId
+from memories.api.schemas import READ_ERRORS, ContentText, RowId, TitleText
 from memories.models import Conflict
 from memories.write import conflicts
 from spaceduck.core import runtime
@@ -53,6 +53,11 @@ class ResolveIn(Schema):
         "takes `content` and supersedes the old one."
     )
     content: ContentText = Field("", description="For merge only: the text of the one memory.")
+    title: TitleText = Field(
+        "",
+        description="For merge only: the title of the one memory. Empty: one made from "
+        "`content` (the old title described the text it replaced).",
+    )
 
     model_config = ConfigDict(extra="forbid")
 
@@ -93,6 +98,7 @@ def resolve_conflict(request: Any, conflict_id: RowId, payload: ResolveIn) -> An
         actor=actor(request),
         can_approve=True,
         content=payload.content,
+        title=payload.title,
     )
 
 

@@ -19,7 +19,7 @@ from memories.api.schemas import (
     SOURCE_TASK_ID,
     WRITE_ERRORS,
     MemorySwitch,
-    ScopeId,
+    ProjectId,
     SourceId,
     task_and_skill,
 )
@@ -46,7 +46,7 @@ Budget = api_int(ge=0, le=MAX_CONTEXT_BUDGET)
 class ContextIn(Schema):
     namespace: ApiNamespace | None = Field(None, description="Defaults to the token's only one.")
     thread_id: MessageId
-    project_id: ScopeId | None = None
+    project_id: ProjectId | None = None
     query: StrictStr | None = Field(None, description="Default: the last user message.")
     memory_budget: Budget | None = Field(None, description="Tokens; default 2000.")
     history_budget: Budget | None = Field(None, description="Tokens; default 4000.")

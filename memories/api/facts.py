@@ -24,6 +24,7 @@ from spaceduck.core.limits import (
     ApiNamespace,
     ApiNamespaceSegment,
     api_int,
+    api_text,
 )
 from spaceduck.core.schemas import OutSchema
 
@@ -64,14 +65,11 @@ class FactListOut(OutSchema):
     facts: list[FactOut]
 
 
+KEY_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+_KeyText = api_text(selectors.MAX_FACT_KEY_LENGTH, field="fact key", pattern=KEY_PATTERN)
 FactKey = Annotated[
-    str,
-    Path(
-        ...,
-        max_length=selectors.MAX_FACT_KEY_LENGTH,
-        pattern=r"^[^\x00-\x1f\x7f]+$",
-        description="May contain '/'; percent-encode '?', '#' and '%'.",
-    ),
+    _KeyText,  # type: ignore[valid-type]
+    Path(..., pattern=KEY_PATTERN, description="May contain '/'; percent-encode '?', '#' and '%'."),
 ]
 
 

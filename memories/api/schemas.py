@@ -21,9 +21,9 @@ from memories.models import (
 from spaceduck.core.errors import error_responses
 from spaceduck.core.limits import (
     MAX_SQL_INT,
-    MAX_TAG_CHARS,
     api_int,
-    max_memory_tags,
+    api_tags,
+    api_text,
     memory_text_limits,
 )
 
@@ -43,17 +43,24 @@ def column_length(model: type[Any], name: str) -> int:
 # A row id in the path (memories, extractions): a positive 64-bit integer.
 RowId = Annotated[int, Path(..., ge=1, le=MAX_SQL_INT)]
 # The lengths of a memory's fields: spaceduck.core.limits, which the forms and the services
-# read too (the schema is built once, at import, from the settings of that moment).
-_LENGTHS = {name: limit for name, (limit, _source) in memory_text_limits().items()}
-ContentText = Annotated[StrictStr, Field(min_length=1, max_length=_LENGTHS["content"])]
-TitleText = Annotated[StrictStr, Field(max_length=_LENGTHS["title"])]
-SummaryText = Annotated[StrictStr, Field(max_length=_LENGTHS["summary"])]
-Tags = Annotated[
-    list[Annotated[StrictStr, Field(max_length=MAX_TAG_CHARS)]],
-    Field(max_length=max_memory_tags()),
-]
+# read too, refused in its words (``api_text``; the schema is built once, at import, from
+# the settings of that moment).
+_LIMITS = memory_text_limits()
+
+
+def _memory_text(name: str, *, min_length: int = 0) -> Any:
+    limit, source = _LIMITS[name]
+    return api_text(limit, field=name, source=source, min_length=min_length)
+
+
+ContentText = _memory_text("content", min_length=1)
+TitleText = _memory_text("title")
+SummaryText = _memory_text("summary")
+Tags = api_tags()
 ContextText = Annotated[StrictStr, Field(max_length=MAX_CONTEXT_CHARS)]
-ScopeId = Annotated[StrictStr, Field(max_length=_LENGTHS["scope_id"])]
+ScopeId = _memory_text("scope_id")
+# A project's id where it is asked for as such (the context's project_id): the same limit.
+ProjectId = api_text(_LIMITS["scope_id"][0], field="project_id", source=_LIMITS["scope_id"][1])
 SourceId = Annotated[StrictStr, Field(max_length=column_length(Memory, "source_task_id"))]
 # A number in [0, 1] (an integer too; a numeric string is not a number here).
 Unit = Annotated[StrictFloat, Field(ge=0, le=1)] | Annotated[StrictInt, Field(ge=0, le=1)]

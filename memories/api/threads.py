@@ -43,6 +43,7 @@ from spaceduck.core.limits import (
     MAX_SQL_INT,
     ApiDatetime,
     ApiNamespace,
+    api_text,
     documented,
 )
 from spaceduck.core.schemas import OutSchema
@@ -50,19 +51,21 @@ from spaceduck.core.schemas import OutSchema
 router = Router(tags=["threads"])
 
 
+_ONE_LINE_TITLE = r"^[^\x00-\x1f]*$"
+_ThreadTitle = api_text(
+    services.MAX_THREAD_TITLE_LENGTH, field="thread title", pattern=_ONE_LINE_TITLE
+)
+
+
 class ThreadIn(Schema):
     namespace: ApiNamespace
     title: (
         Annotated[
-            StrictStr,
-            Field(
-                max_length=services.MAX_THREAD_TITLE_LENGTH,
-                pattern=r"^[^\x00-\x1f]*$",
-                description="One line; surrounding spaces are dropped.",
-            ),
+            _ThreadTitle,  # type: ignore[valid-type]
+            Field(pattern=_ONE_LINE_TITLE),
         ]
         | None
-    ) = None
+    ) = Field(None, description="One line; surrounding spaces are dropped.")
 
     model_config = ConfigDict(extra="forbid")
 

@@ -26,7 +26,7 @@ from memories.store.positions import Position
 from spaceduck.core.db.fast import hot_cursor, read_plan
 from spaceduck.core.db.locks import LOCK_EXPRESSION
 from spaceduck.core.errors import InvalidInput, NotFound
-from spaceduck.core.limits import MAX_SQL_INT, has_lone_surrogate
+from spaceduck.core.limits import MAX_SQL_INT, check_length, has_lone_surrogate
 from spaceduck.core.namespaces import InvalidNamespace, normalize_namespace
 
 MEMORY_LIST_LIMIT = 200
@@ -207,8 +207,7 @@ def clean_namespace(ns: object) -> str:
 def clean_fact_key(key: object) -> str:
     if not isinstance(key, str) or not key:
         raise InvalidInput(f"fact key must be a non-empty string, got {key!r}")
-    if len(key) > MAX_FACT_KEY_LENGTH:
-        raise InvalidInput(f"fact key is longer than {MAX_FACT_KEY_LENGTH} characters")
+    check_length(key, field="fact key", limit=MAX_FACT_KEY_LENGTH)
     if has_control_characters(key):
         raise InvalidInput("fact key must not contain control characters")
     if has_lone_surrogate(key):
@@ -219,8 +218,7 @@ def clean_fact_key(key: object) -> str:
 def clean_message_id(message_id: object, what: str = "message id") -> str:
     if not isinstance(message_id, str) or not message_id:
         raise InvalidInput(f"{what} must be a non-empty string, got {message_id!r}")
-    if len(message_id) > MAX_MESSAGE_ID_LENGTH:
-        raise InvalidInput(f"{what} is longer than {MAX_MESSAGE_ID_LENGTH} characters")
+    check_length(message_id, field=what, limit=MAX_MESSAGE_ID_LENGTH)
     if has_control_characters(message_id):
         raise InvalidInput(f"{what} must not contain control characters")
     if has_lone_surrogate(message_id):

@@ -20,7 +20,7 @@ from memories.store.selectors import (
     has_control_characters,
 )
 from spaceduck.core.errors import InvalidInput
-from spaceduck.core.limits import limit_memory_form
+from spaceduck.core.limits import CountedForm, limit_memory_form
 
 MAX_QUERY_CHARS = 1000
 
@@ -41,7 +41,7 @@ def _namespace(value: str) -> str:
         raise ValidationError(str(exc)) from None
 
 
-class PagedFilterForm(forms.Form):
+class PagedFilterForm(CountedForm):
     """A list page's query string: a namespace filter and where the page starts, as a keyset
     position of ``cursor_type`` (whose ``decode`` raises InvalidInput on a bad one)."""
 

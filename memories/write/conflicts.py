@@ -11,8 +11,9 @@ waits as a candidate; the old one stays as it was. A person then decides, here f
 - **replace**: the new one becomes active and supersedes the old one (history, reversible
   from the old memory's page), and every other live memory whose claim it contradicts;
 - **keep both**: the new one becomes active beside the old one;
-- **merge** (edit into one): the new one gets the text the person wrote, becomes active and
-  supersedes the old one.
+- **merge** (edit into one): the new one gets the text the person wrote, and the title they
+  gave or else one made from that text (the old title described the text it replaced),
+  becomes active and supersedes the old one.
 
 Deciding needs the ``approve`` permission: an agent cannot settle its own conflict. A
 conflict whose memories changed meanwhile (the candidate rejected in the candidate queue,
@@ -31,6 +32,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from memories.extraction.classify import clip_title
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.write.dedup import LIVE, contradicting
 from memories.write.lifecycle import memory_edit
@@ -80,7 +82,13 @@ def conflict_get(conflict_id: int) -> Conflict:
 
 
 def conflict_resolve(
-    *, conflict: Conflict, decision: str, actor: str, can_approve: bool, content: str = ""
+    *,
+    conflict: Conflict,
+    decision: str,
+    actor: str,
+    can_approve: bool,
+    content: str = "",
+    title: str = "",
 ) -> Conflict:
     """Apply a person's decision (see the module docstring); InvalidInput, PermissionDenied
     or ConflictError (already decided, or settled elsewhere) when it cannot be applied."""
@@ -88,11 +96,11 @@ def conflict_resolve(
         raise InvalidInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
     if not can_approve:
         raise PermissionDenied("deciding a conflict needs the 'approve' permission")
-    content = content.strip()
+    content, title = content.strip(), title.strip()
     if decision == "merge" and not content:
         raise InvalidInput("merge needs the content of the memory that replaces both")
-    if decision != "merge" and content:
-        raise InvalidInput("content is only for merge (edit into one)")
+    if decision != "merge" and (content or title):
+        raise InvalidInput("content and title are only for merge (edit into one)")
     with transaction.atomic():
         # Locked and read again: of two reviewers deciding the same pair, one wins.
         conflict = (
@@ -100,18 +108,20 @@ def conflict_resolve(
         )
         settled = _settled_elsewhere(conflict)  # closes it when settled (committed)
         if not settled:
-            _apply(conflict, decision, actor, content)
+            _apply(conflict, decision, actor, content, title)
     if settled:
         raise ConflictError(settled)
     return conflict
 
 
-def _apply(conflict: Conflict, decision: str, actor: str, content: str) -> None:
+def _apply(conflict: Conflict, decision: str, actor: str, content: str, title: str) -> None:
     new = conflict.new
     if decision == "merge":
         # Validated and re-embedded as any edit (limits, the secrets firewall); its claim is
-        # read again from the new text.
-        memory_edit(memory=new, changes={"content": content}, actor=actor)
+        # read again from the new text. The title is the person's, else made from the text
+        # as the write path makes one: the candidate's described what it said before.
+        changes = {"content": content, "title": title or clip_title(content)}
+        memory_edit(memory=new, changes=changes, actor=actor)
     if new.status == MemoryStatus.CANDIDATE:
         new.status = MemoryStatus.ACTIVE
         new.updated_at = timezone.now()

@@ -46,6 +46,7 @@ from spaceduck.core.errors import Conflict, InvalidInput
 from spaceduck.core.limits import (
     check_datetime,
     check_json_value,
+    check_length,
     check_size,
     check_text,
     json_size,
@@ -510,8 +511,7 @@ def _clean_title(title: object) -> str:
     if not isinstance(title, str):
         raise InvalidInput(f"thread title must be a string or None, got {title!r}")
     title = check_text(title, field="thread title").strip()
-    if len(title) > MAX_THREAD_TITLE_LENGTH:
-        raise InvalidInput(f"thread title is longer than {MAX_THREAD_TITLE_LENGTH} characters")
+    check_length(title, field="thread title", limit=MAX_THREAD_TITLE_LENGTH)
     if any(ord(ch) < 32 for ch in title):
         raise InvalidInput("thread title must be one line without control characters")
     return title

@@ -23,6 +23,7 @@ from django.core.validators import MaxLengthValidator
 from ninja.params.models import QueryModel
 from pydantic import AfterValidator, BeforeValidator, Field, StrictInt, StrictStr, WithJsonSchema
 from pydantic import ValidationError as PydanticValidationError
+from pydantic_core import PydanticCustomError
 
 from spaceduck.core.errors import InvalidInput, TooLarge
 from spaceduck.core.namespaces import (
@@ -328,11 +329,48 @@ def max_memory_tags() -> int:
     return int(settings.MAX_MEMORY_TAGS)
 
 
-def text_length_problem(value: str, *, field: str, limit: int, source: str) -> str | None:
-    """The words every front end uses for text over its length, or None."""
+def text_length_problem(value: str, *, field: str, limit: int, source: str = "") -> str | None:
+    """The words every front end uses for text over its length, or None.
+
+    The one message source for "too long": the API's schemas (``api_text``), the services,
+    the dashboard's and the admin's forms (``limit_form``) all say it with these words. A
+    length is counted in code points (Python's ``len``), as the API counts: not in UTF-16
+    units as a browser's ``maxlength`` would (an emoji is two of those), nor in bytes."""
     if len(value) <= limit:
         return None
-    return f"{field} should have at most {limit} characters ({source}), not {len(value):,}"
+    said = f" ({source})" if source else ""
+    return f"{field} should have at most {limit} characters{said}, not {len(value):,}"
+
+
+def check_length(value: str, *, field: str, limit: int, source: str = "") -> str:
+    """``value``, or InvalidInput in ``text_length_problem``'s words."""
+    problem = text_length_problem(value, field=field, limit=limit, source=source)
+    if problem is not None:
+        raise InvalidInput(problem)
+    return value
+
+
+def api_text(
+    limit: int, *, field: str, source: str = "", min_length: int = 0, pattern: str = ""
+) -> Any:
+    """A string of at most ``limit`` code points in a request schema, refused (422) in
+    ``text_length_problem``'s words rather than pydantic's own ("String should have at
+    most ..."), so the API says what the forms and the services say."""
+
+    def check(value: str) -> str:
+        problem = text_length_problem(value, field=field, limit=limit, source=source)
+        if problem is not None:
+            raise PydanticCustomError("too_long", problem)
+        return value
+
+    schema: dict[str, Any] = {"type": "string", "maxLength": limit}
+    if min_length:
+        schema["minLength"] = min_length
+    if pattern:
+        schema["pattern"] = pattern
+    return Annotated[
+        StrictStr, Field(min_length=min_length), AfterValidator(check), WithJsonSchema(schema)
+    ]
 
 
 def tags_problem(tags: Iterable[str]) -> str | None:
@@ -350,6 +388,23 @@ def tags_problem(tags: Iterable[str]) -> str | None:
         if problem is not None:
             return problem
     return None
+
+
+def _api_tags(value: list[str]) -> list[str]:
+    problem = tags_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("too_long", problem)
+    return value
+
+
+def api_tags() -> Any:
+    """A memory's tags in a request schema, refused (422) in ``tags_problem``'s words."""
+    schema = {
+        "type": "array",
+        "items": {"type": "string", "maxLength": MAX_TAG_CHARS},
+        "maxItems": max_memory_tags(),
+    }
+    return Annotated[list[StrictStr], AfterValidator(_api_tags), WithJsonSchema(schema)]
 
 
 def memory_field_problem(name: str, value: Any) -> str | None:
@@ -390,39 +445,85 @@ def tags_hint() -> str:
     )
 
 
+# A limited input carries ``data-maxchars`` (or ``data-maxbytes`` for a limit in UTF-8 bytes):
+# static/js/limits.js shows "n / max" under it as one types, counting as the server counts.
+# Never ``maxlength``: a browser counts that in UTF-16 units (a 150-emoji title is 300 of
+# them, so a title the API took could not be saved again) and silently cuts a longer paste,
+# which then saves. Here the whole text reaches the server, which refuses it with its count.
+MAX_CHARS_ATTR = "data-maxchars"
+MAX_BYTES_ATTR = "data-maxbytes"
+
+
+class _LengthCheck:
+    """A form field's length check in ``text_length_problem``'s words (a class, so that
+    limiting a field again replaces it instead of adding a second one)."""
+
+    def __init__(self, *, name: str, limit: int, source: str) -> None:
+        self.name, self.limit, self.source = name, limit, source
+
+    def __call__(self, value: Any) -> None:
+        problem = text_length_problem(
+            str(value), field=self.name, limit=self.limit, source=self.source
+        )
+        if problem is not None:
+            raise ValidationError(problem, code="max_length")
+
+
+def _other_checks(field: forms.Field) -> list[Any]:
+    return [v for v in field.validators if not isinstance(v, MaxLengthValidator | _LengthCheck)]
+
+
+def limit_field(field: forms.Field, *, name: str, limit: int, source: str = "") -> None:
+    """``field`` counts code points up to ``limit``: the counter's attribute on its input, and
+    ``text_length_problem``'s words for a longer value instead of Django's own check."""
+    field.max_length = limit  # type: ignore[attr-defined]
+    field.widget.attrs.pop("maxlength", None)
+    field.widget.attrs[MAX_CHARS_ATTR] = str(limit)
+    field.validators = [*_other_checks(field), _LengthCheck(name=name, limit=limit, source=source)]
+
+
+def limit_field_bytes(field: forms.Field, *, limit: int) -> None:
+    """The counter for a limit in UTF-8 bytes (a note's body, a fact's value); the check
+    stays the service's (``check_size``), which the form's clean calls."""
+    field.widget.attrs.pop("maxlength", None)
+    field.widget.attrs[MAX_BYTES_ATTR] = str(limit)
+
+
+def limit_form(form: forms.BaseForm, limits: dict[str, tuple[int, str]] | None = None) -> None:
+    """Every text field of ``form`` with a length limit counts code points with the shared
+    words (``limit_field``): the limit of ``limits`` (field -> (limit, its source)) where it
+    names the field, else the field's own ``max_length``. No input keeps a ``maxlength``."""
+    limits = limits or {}
+    for name, field in form.fields.items():
+        limit, source = limits.get(name, (getattr(field, "max_length", None), ""))
+        if isinstance(field, forms.CharField) and limit is not None:
+            limit_field(field, name=name, limit=limit, source=source)
+        else:
+            field.widget.attrs.pop("maxlength", None)
+
+
+class CountedForm(forms.Form):
+    """A form whose text fields count code points and say "too long" in the shared words
+    (``limit_form``): the dashboard's forms are these."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit_form(self)
+
+
 def limit_memory_form(form: forms.BaseForm) -> None:
     """Give a form's memory fields (title, content, summary, scope_id, tags) the limits
-    above: a ``maxlength`` on the input and the services' check with the services'
-    words, shown beside the field. Django's own length check is replaced, so the
-    message is the same as the API's and the services'."""
-    for name, (limit, source) in memory_text_limits().items():
-        field = form.fields.get(name)
-        if field is None:
-            continue
-
-        def check(value: Any, name: str = name, limit: int = limit, source: str = source) -> None:
-            problem = text_length_problem(str(value), field=name, limit=limit, source=source)
-            if problem is not None:
-                raise ValidationError(problem, code="max_length")
-
-        field.max_length = limit  # type: ignore[attr-defined]
-        field.widget.attrs["maxlength"] = str(limit)
-        field.validators = [
-            *(v for v in field.validators if not isinstance(v, MaxLengthValidator)),
-            check,
-        ]
+    above, and its other text fields their own (``limit_form``): the counter on each input
+    and the services' words beside the field, the same as the API's and the services'."""
+    limit_form(form, memory_text_limits())
     tags = form.fields.get("tags")
     if tags is not None:
-
-        def check_tags(value: Any) -> None:
-            problem = tags_problem(_split_tags(value))
-            if problem is not None:
-                raise ValidationError(problem, code="max_length")
-
-        limit = max_memory_tags() * (MAX_TAG_CHARS + 2)  # "tag, " each
-        tags.widget.attrs["maxlength"] = str(limit)
+        tags.widget.attrs.pop(MAX_CHARS_ATTR, None)  # a limit per tag and a count: the hint
         tags.help_text = tags_hint()
-        tags.validators = [
-            *(v for v in tags.validators if not isinstance(v, MaxLengthValidator)),
-            check_tags,
-        ]
+        tags.validators = [*(v for v in _other_checks(tags) if v is not _check_tags), _check_tags]
+
+
+def _check_tags(value: Any) -> None:
+    problem = tags_problem(_split_tags(value))
+    if problem is not None:
+        raise ValidationError(problem, code="max_length")

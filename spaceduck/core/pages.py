@@ -7,13 +7,16 @@
 - A plain request: a page with the navigation (``templates/error.html``), the status and
   the message, and links back.
 
-Django's 400/403/404/500 handlers (``spaceduck.urls``) use the same page; under ``/api/``
-they answer JSON (``{"detail": ...}``), as the API's own errors do.
+Django's 400/403/404/500 handlers (``spaceduck.urls``), the CSRF failure view and
+``MethodNotAllowedPage`` (the 405 of ``require_POST``, empty otherwise) use the same page;
+under ``/api/`` they answer JSON (``{"detail": ...}``), as the API's own errors do.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 
@@ -70,10 +73,55 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     return error_response(request, message, 404)
 
 
+# A page left open across a logout and a new login (the login rotated its CSRF token).
+FORM_EXPIRED = "This form has expired or did not come from this site: reload the page and try again."
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A form sent without its CSRF token, or from a page opened before the session changed."""
+    if _api(request):
+        return JsonResponse({"detail": "Forbidden"}, status=403)
+    return error_response(request, FORM_EXPIRED, 403)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
-    """No context processors and no database: whatever failed may fail again here."""
+    """The error page with the navigation, rendered without the request: no context
+    processors and no database (whatever failed may fail again here), so no counts and no
+    user name. htmx puts it in the message area as any other error (base.html lets it swap)."""
     if _api(request):
         return JsonResponse({"detail": "Internal server error"}, status=500)
     context = {"message": "The error was logged.", "status": 500, "title": TITLES[500]}
-    body = loader.get_template("error_500.html").render(context)
+    if getattr(request, "htmx", False) or request.headers.get("HX-Request") == "true":
+        body = loader.get_template("error.html#error-flash").render(context)
+        response = HttpResponse(body, status=500)
+        response["HX-Retarget"] = "#flash"
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    try:
+        body = loader.get_template("error.html").render(context)
+    except Exception:  # the page itself fails: the plain one, which needs nothing
+        body = loader.get_template("error_500.html").render(context)
     return HttpResponse(body, status=500)
+
+
+class MethodNotAllowedPage:
+    """A 405 of ``require_POST`` / ``require_http_methods`` is an empty body: a page opened by
+    hand (``GET /memories/10/edit/``) showed nothing. It becomes the error page with the
+    navigation (for htmx, the message area), the ``Allow`` header kept."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not isinstance(response, HttpResponseNotAllowed) or _api(request):
+            return response
+        allowed = response.get("Allow", "")
+        how = " or ".join(method.strip() for method in allowed.split(","))
+        message = (
+            f"{request.path} is not a page to open with {request.method}: it takes {how}, "
+            "which the buttons on the pages send."
+        )
+        page = error_response(request, message, 405)
+        page["Allow"] = allowed
+        return page

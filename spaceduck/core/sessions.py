@@ -9,8 +9,8 @@ page, which leads back to the page the person was on (``HX-Current-URL``), not t
 of the button's POST. No view runs, so no decision is taken without a session.
 
 A page left open across a logout and a new login carries a CSRF token that the login
-rotated: its next POST fails the CSRF check. For htmx that is a message in the flash region
-("reload the page"), never Django's bare 403 page swapped into a row.
+rotated: its next POST fails the CSRF check, which ``spaceduck.core.pages.csrf_failure``
+answers (a message in the flash region for htmx).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 
 SESSION_ENDED = "Your session has ended: log in again to go on. Nothing was changed."
-PAGE_OUT_OF_DATE = "This page is out of date (you logged in again since): reload it and retry."
 
 
 class HtmxLoginRedirect:
@@ -58,14 +57,6 @@ def _page_of(request: HttpRequest) -> str:
     if current.path.startswith("/") and current.netloc in ("", request.get_host()):
         return current.path + (f"?{current.query}" if current.query else "")
     return request.get_full_path() if request.method == "GET" else "/"
-
-
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """Django's CSRF failure view (``CSRF_FAILURE_VIEW``): the page with the navigation, or
-    for htmx the message in the flash region."""
-    from spaceduck.core.pages import error_response
-
-    return error_response(request, PAGE_OUT_OF_DATE, 403)
 
 
 def _htmx(request: HttpRequest) -> bool:

@@ -29,6 +29,7 @@ from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thre
 from memories.store.selectors import has_control_characters
 from notes.models import Note
 from spaceduck.core.errors import InvalidInput
+from spaceduck.core.limits import check_length
 from spaceduck.ops.erasure import canonical, stored_counts
 
 PAGE = 20
@@ -83,8 +84,7 @@ class Source:
 
 def clean_query(text: str) -> str:
     query = " ".join(text.split())
-    if len(query) > MAX_QUERY:
-        raise InvalidInput(f"search for at most {MAX_QUERY} characters")
+    check_length(query, field="the search", limit=MAX_QUERY)
     # No stored text holds one (every write refuses them), and PostgreSQL refuses NUL
     # in a query parameter outright.
     if has_control_characters(query):

@@ -209,6 +209,68 @@ def test_edit_into_one_from_the_dashboard(owner: Actor, staff_client) -> None:  
     assert contents(owner) == [merged]
 
 
+MERGED = "The user drinks tea in the morning and prefers coffee over tea after lunch."
+MERGED_TITLE = "The user drinks tea in the morning and prefers coffee..."  # made from MERGED
+
+
+def new_side(conflict: dict[str, Any]) -> Memory:
+    return Memory.objects.get(pk=conflict["new"]["id"])
+
+
+def test_edit_into_one_titles_the_memory_from_the_merged_text(
+    owner: Actor, reviewer: Actor
+) -> None:
+    conflict = flip(owner)
+    before = new_side(conflict).title
+    assert before  # the candidate's title, made from the text it replaced
+    answer = resolve(reviewer, conflict["id"], decision="merge", content=MERGED)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["new"]["title"] == MERGED_TITLE != before
+    assert new_side(conflict).title == MERGED_TITLE
+
+
+def test_edit_into_one_takes_the_persons_title(owner: Actor, reviewer: Actor) -> None:
+    conflict = flip(owner)
+    answer = resolve(
+        reviewer, conflict["id"], decision="merge", content=MERGED, title="Tea, then coffee"
+    )
+    assert answer.status_code == 200, answer.content
+    assert new_side(conflict).title == "Tea, then coffee"
+
+
+def test_a_title_is_only_for_merge_and_has_the_title_limit(owner: Actor, reviewer: Actor) -> None:
+    conflict = flip(owner)
+    refused = resolve(reviewer, conflict["id"], decision="replace", title="Tea")
+    assert refused.status_code == 422
+    assert "only for merge" in refused.json()["detail"]
+    too_long = resolve(reviewer, conflict["id"], decision="merge", content=MERGED, title="t" * 201)
+    assert too_long.status_code == 422
+    assert "title should have at most 200 characters" in too_long.json()["detail"]
+    assert contents(owner) == ["The user prefers tea over coffee."]
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+@pytest.mark.parametrize("title", ["", "Coffee after lunch"], ids=["made", "given"])
+def test_edit_into_one_from_the_dashboard_sets_the_title(
+    owner: Actor, staff_client, htmx: bool, title: str
+) -> None:  # type: ignore[no-untyped-def]
+    conflict = flip(owner)
+    page = staff_client.get("/review/conflicts/").content.decode()
+    assert f'name="title-{conflict["id"]}"' in page  # the form asks for it
+    answer = staff_client.post(
+        "/review/conflicts/",
+        {
+            "row": f"merge:{conflict['id']}",
+            f"content-{conflict['id']}": MERGED,
+            f"title-{conflict['id']}": title,
+        },
+        headers={"HX-Request": "true"} if htmx else {},
+    )
+    assert answer.status_code == (200 if htmx else 302)
+    assert new_side(conflict).title == (title or MERGED_TITLE)
+    assert contents(owner) == [MERGED]
+
+
 def test_bulk_keep_both_with_htmx_swaps_only_the_inbox(owner: Actor, staff_client) -> None:  # type: ignore[no-untyped-def]
     first = flip(owner)
     say(
@@ -272,10 +334,14 @@ def test_the_admin_decides_a_conflict_on_its_page(owner: Actor, admin_client) ->
     refused = admin_client.post(url, {"decision": "merge", "content": ""})
     assert refused.status_code == 200  # the form again, with the error beside the field
     assert "merge needs the text" in refused.content.decode()
+    assert 'name="title"' in page.content.decode()
+    refused = admin_client.post(url, {"decision": "keep_both", "title": "Both"})
+    assert "the title is for merge" in refused.content.decode()
     merged = "The user likes both tea and coffee, coffee a little more."
-    saved = admin_client.post(url, {"decision": "merge", "content": merged})
+    saved = admin_client.post(url, {"decision": "merge", "content": merged, "title": "Both"})
     assert saved.status_code == 302
     assert contents(owner) == [merged]
+    assert Memory.objects.get(pk=conflict["new"]["id"]).title == "Both"
     assert Conflict.objects.get(pk=conflict["id"]).resolution == "merge"
 
 

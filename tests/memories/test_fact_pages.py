@@ -296,7 +296,7 @@ def test_htmx_deleting_a_fact_already_gone_drops_the_row_and_says_so(
         ({"namespace": "user:alice"}, "key is required"),
         ({"namespace": "not a namespace", "key": "theme"}, "invalid namespace"),
         ({"namespace": "user:alice", "key": "bad\x07key"}, "control characters"),
-        ({"namespace": "user:alice", "key": "k" * 256}, "longer than 255"),
+        ({"namespace": "user:alice", "key": "k" * 256}, "should have at most 255 characters"),
     ],
 )
 def test_bad_input_is_a_400_with_a_message(

@@ -190,7 +190,7 @@ def test_namespaces_are_separate_and_canonical() -> None:
         (lambda: set_fact(42, "k", 1), "namespace must be a string"),  # type: ignore[arg-type]
         (lambda: set_fact(NS, "", 1), "fact key must be a non-empty string"),
         (lambda: set_fact(NS, None, 1), "fact key"),  # type: ignore[arg-type]
-        (lambda: set_fact(NS, "k" * 256, 1), "longer than 255"),
+        (lambda: set_fact(NS, "k" * 256, 1), "should have at most 255 characters"),
         (lambda: set_fact(NS, "a\nb", 1), "control characters"),
         (lambda: set_fact(NS, "k", 1, ttl_ms=-1), "ttl_ms must be a non-negative integer"),
         (lambda: set_fact(NS, "k", 1, ttl_ms=1.5), "ttl_ms"),  # type: ignore[arg-type]

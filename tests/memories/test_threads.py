@@ -73,7 +73,7 @@ def test_list_threads_is_oldest_first_and_filters_by_namespace(clock: Clock) -> 
     [
         (lambda: create_thread("user:a:b"), "invalid namespace"),
         (lambda: create_thread(NS, title=5), "title must be a string"),  # type: ignore[arg-type]
-        (lambda: create_thread(NS, title="x" * 501), "longer than 500"),
+        (lambda: create_thread(NS, title="x" * 501), "should have at most 500 characters"),
         (lambda: create_thread(NS, title="two\nlines"), "one line"),
         (lambda: list_threads("nonsense"), "invalid namespace"),
     ],
@@ -180,7 +180,7 @@ def test_an_id_of_another_thread_is_a_conflict_and_changes_nothing(thread: Threa
         ({"created_at": "2024-05-01T12:00:00Z"}, "created_at must be a datetime"),
         ({"id": ""}, "message id must be a non-empty string"),
         ({"id": 7}, "message id"),
-        ({"id": "x" * 65}, "longer than 64"),
+        ({"id": "x" * 65}, "should have at most 64 characters"),
         ({"provenance": "run-1"}, "provenance must be a JSON object"),
         ({"provenance": {"x": float("inf")}}, "provenance is not JSON"),
     ],

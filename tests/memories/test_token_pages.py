@@ -71,7 +71,7 @@ def test_the_page_lists_tokens_with_grants_use_expiry_and_state(staff_client: Cl
     assert "by staff:ada" in html
     assert f'href="/tokens/{gone.pk}/revoke/"' not in html  # nothing left to revoke
     assert f'href="/tokens/{old.pk}/revoke/"' in html  # an expired token can still be revoked
-    assert 'maxlength="100"' in html  # the name's limit, as the model's
+    assert 'data-maxchars="100"' in html  # the name's limit (the live counter), as the model's
 
 
 def test_non_staff_are_sent_to_the_login(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]

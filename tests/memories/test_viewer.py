@@ -251,6 +251,85 @@ def test_recall_honours_the_kind_filter(staff_client: Client) -> None:
     assert "Alice plays the oboe." not in html
 
 
+def tag_of(html: str, element_id: str) -> str:
+    match = re.search(rf'<(?:input|form)\b[^>]*\bid="{element_id}"[^>]*>', html)
+    assert match is not None, element_id
+    return match.group(0)
+
+
+def test_the_recall_box_searches_as_one_types(staff_client: Client) -> None:
+    """Debounced htmx on the box itself, with the other filters; a plain GET form under it."""
+    page = staff_client.get("/").content.decode()
+    box = tag_of(page, "q")
+    assert 'hx-trigger="input changed delay:300ms, search"' in box
+    assert 'hx-get="/"' in box
+    assert 'hx-include="#filters"' in box
+    assert 'hx-target="#memory-list"' in box
+    assert 'hx-push-url="true"' in box
+    form = tag_of(page, "filters")
+    assert 'method="get"' in form
+    assert 'action="/"' in form
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+def test_typing_in_the_box_recalls_with_the_apis_search(
+    owner, staff_client: Client, htmx: bool
+) -> None:  # type: ignore[no-untyped-def]
+    make("Alice plays the oboe.")
+    make("Alice keeps bees.")
+    make("Bob plays the oboe too.", namespace="user:bob")
+    answer = staff_client.get(
+        "/", {"namespace": "user:alice", "q": "oboe"}, headers=HTMX if htmx else {}
+    )
+    assert answer.status_code == 200
+    html = answer.content.decode()
+    assert ("<html" in html) is not htmx  # htmx: only the list
+    assert "Alice plays the oboe." in html
+    assert "Bob plays the oboe too." not in html  # one namespace
+    hits = re.findall(r'class="hit[^"]*">.*?<div class="content">([^<]*)</div>', html, re.DOTALL)
+    api = owner.get("/api/memories/search", {"namespace": "user:alice", "q": "oboe"}).json()
+    assert hits == [hit["memory"]["content"] for hit in api["memories"]]
+
+
+def test_the_viewer_remembers_the_namespace(staff_client: Client) -> None:
+    make("Alice likes tea.")
+    make("Bob likes coffee.", namespace="user:bob")
+    # Chosen with htmx (typing a search), then the viewer opened again from the navigation.
+    staff_client.get("/", {"namespace": "user:bob", "q": "coffee"}, headers=HTMX)
+    page = staff_client.get("/").content.decode()
+    assert 'value="user:bob"' in tag_of(page, "namespace")
+    assert listed(page) == ["Bob likes coffee."]
+    # A query string is taken as it is: a shared link shows what it says.
+    shared = staff_client.get("/", {"kind": "fact"}).content.decode()
+    assert set(listed(shared)) == {"Alice likes tea.", "Bob likes coffee."}
+    # Chosen with a plain GET.
+    staff_client.get("/", {"namespace": "user:alice"})
+    assert listed(staff_client.get("/").content.decode()) == ["Alice likes tea."]
+    # A bad one is refused and not kept.
+    assert staff_client.get("/", {"namespace": "no spaces"}).status_code == 400
+    assert listed(staff_client.get("/").content.decode()) == ["Alice likes tea."]
+    # "namespace=" (the Clear link) is every namespace, and forgets it.
+    page = staff_client.get("/").content.decode()
+    assert 'href="/?namespace="' in page
+    assert set(listed(staff_client.get("/", {"namespace": ""}).content.decode())) == {
+        "Alice likes tea.",
+        "Bob likes coffee.",
+    }
+    assert len(listed(staff_client.get("/").content.decode())) == 2
+
+
+def test_another_person_does_not_get_my_namespace(
+    staff_client: Client,
+    django_user_model,  # type: ignore[no-untyped-def]
+) -> None:
+    make("Alice likes tea.")
+    make("Bob likes coffee.", namespace="user:bob")
+    staff_client.get("/", {"namespace": "user:bob"})
+    other = Client()
+    other.force_login(django_user_model.objects.create_user("other", is_staff=True))
+    assert len(listed(other.get("/").content.decode())) == 2
+
+
 def test_the_viewer_answers_get_only(staff_client: Client) -> None:
     assert staff_client.post("/").status_code == 405
 

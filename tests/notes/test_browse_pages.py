@@ -184,7 +184,7 @@ def test_pages_hold_25_notes_and_link_to_the_next(staff_client: Client) -> None:
         ({"include_superseded": "maybe"}, "must be on or off"),
         ({"page": "two"}, "Enter a whole number"),
         ({"page": "0"}, "greater than or equal to 1"),
-        ({"kind": "x" * 101}, "kind is longer than 100 characters"),
+        ({"kind": "x" * 101}, "kind should have at most 100 characters, not 101"),
         ({"kind": "a\x00b"}, "Null characters are not allowed"),
         ({"q": "x" * 1001}, "at most 1000 characters"),
     ],

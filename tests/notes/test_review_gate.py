@@ -88,7 +88,15 @@ def test_only_accept_or_reject_are_decisions(
 ) -> None:
     response = staff_client.post(f"/notes/{proposal.uid}/decision/", {"status": status})
     assert response.status_code == 400
-    assert response.content.decode() == "status must be accepted or rejected"
+    html = response.content.decode()
+    assert "status must be accepted or rejected" in html
+    assert 'id="site-nav"' in html  # a page with the navigation, not a bare line
+    response = staff_client.post(
+        f"/notes/{proposal.uid}/decision/", {"status": status}, headers=HTMX
+    )
+    assert response.status_code == 400
+    assert response["HX-Retarget"] == "#flash"  # the message area, the queue left as it is
+    assert "status must be accepted or rejected" in response.content.decode()
     assert Note.objects.get(uid="rb-2").status == "pending"
 
 
@@ -97,5 +105,7 @@ def test_an_unknown_note_is_a_404_and_get_is_not_allowed(
 ) -> None:
     response = staff_client.post("/notes/nope/decision/", {"status": "accepted"})
     assert response.status_code == 404
-    assert response.content.decode() == "note 'nope' not found"
+    html = response.content.decode()
+    assert "note &#x27;nope&#x27; not found" in html
+    assert 'id="site-nav"' in html
     assert staff_client.get(f"/notes/{proposal.uid}/decision/").status_code == 405

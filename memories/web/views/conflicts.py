@@ -54,6 +54,7 @@ def _render(request: HttpRequest, namespace: str, error: str, status: int = 200)
         "error": error,
         "pairs": [],
         "max_content": settings.MAX_MEMORY_CONTENT_CHARS,
+        "max_title": settings.MAX_MEMORY_TITLE_CHARS,
     }
     if not error:
         waiting = conflicts.pending(namespace).order_by("-id")
@@ -89,12 +90,14 @@ def _decide_one(request: HttpRequest, decision: str, raw_id: str) -> None:
     if not raw_id.isdigit():
         raise _Bad("choose a conflict (its id is a number)")
     conflict = conflicts.conflict_get(int(raw_id))
+    merge = decision == "merge"  # the text and title of the other pairs are not this decision's
     conflicts.conflict_resolve(
         conflict=conflict,
         decision=decision,
         actor=staff_actor(request),
         can_approve=True,
-        content=request.POST.get(f"content-{raw_id}", "") if decision == "merge" else "",
+        content=request.POST.get(f"content-{raw_id}", "") if merge else "",
+        title=request.POST.get(f"title-{raw_id}", "") if merge else "",
     )
     messages.success(request, f"Conflict {conflict.pk}: {_DONE.get(decision, decision)}.")
 

@@ -28,6 +28,7 @@ from memories.store.selectors import clean_namespace
 from memories.store.token_estimate import estimate_tokens
 from memories.web.forms import MAX_QUERY_CHARS, one_line
 from spaceduck.core.errors import ServiceError
+from spaceduck.core.limits import CountedForm
 
 PAGE = "memories/context.html"
 
@@ -36,7 +37,7 @@ def _column(name: str) -> int:
     return int(Memory._meta.get_field(name).max_length)  # type: ignore[arg-type]
 
 
-class ContextPreviewForm(forms.Form):
+class ContextPreviewForm(CountedForm):
     namespace = forms.CharField(max_length=255, validators=[one_line])
     # thread, project and query are not stripped: the API gives build_context them as sent
     # (" garden " is no project "garden" there), and the preview must give the same block.

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core import signing
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -37,19 +37,43 @@ QUEUE = "memories/review.html"
 # --- The viewer ----------------------------------------------------------------------
 
 
+# The viewer's namespace, kept in the session: coming back to the viewer (the navigation's
+# link, a memory's page and back) finds the namespace one was looking at and recalling from.
+REMEMBERED_NAMESPACE = "viewer.namespace"
+
+
+def remembered(request: HttpRequest) -> str:
+    return str(request.session.get(REMEMBERED_NAMESPACE, ""))
+
+
+def _viewer_query(request: HttpRequest) -> QueryDict:
+    """The query string; the viewer opened without one (the navigation's link) is the
+    remembered namespace. A query string is taken as it is (a shared link shows what it
+    says), and ``namespace=`` (the Clear link) is every namespace."""
+    query = request.GET.copy()
+    if not query and remembered(request):
+        query["namespace"] = remembered(request)
+    return query
+
+
 @staff_member_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """The memory viewer: filtered pages of memories, or with ``q`` the recall agents get."""
-    form = MemoryFilterForm(request.GET, auto_id="%s")
-    context: dict[str, Any] = {"form": form, "query": request.GET.urlencode()}
+    """The memory viewer: filtered pages of memories, or with ``q`` the recall agents get
+    (``memories.recall.hybrid.recall``, the API's search). The recall box searches as one
+    types (htmx, debounced); without JavaScript it is the same GET form."""
+    query = _viewer_query(request)
+    form = MemoryFilterForm(query, auto_id="%s")
+    context: dict[str, Any] = {"form": form, "query": query.urlencode()}
     status = 200
     if not form.is_valid():
         status = 400
-    elif form.cleaned_data["q"].strip():
-        context |= _search(form)
     else:
-        context |= _browse(form)
+        # Chosen in this request, and valid (a refused one is not kept).
+        chosen = form.cleaned_data["namespace"]
+        if "namespace" in request.GET and remembered(request) != chosen:
+            request.session[REMEMBERED_NAMESPACE] = chosen
+        context |= _search(form) if form.cleaned_data["q"].strip() else _browse(form)
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, VIEWER + "#memory-list", context, status=status)
     context["namespaces"] = selectors.memory_namespaces()

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods
 from memories.upkeep import reembed
 from spaceduck.core import runtime
 from spaceduck.core.errors import ServiceError
+from spaceduck.core.limits import CountedForm
 from spaceduck.core.providers import get_embedder
 from spaceduck.models import VectorIndexState
 
@@ -41,7 +42,7 @@ class MemorySettingsForm(forms.Form):
         }
 
 
-class EmbedderForm(forms.Form):
+class EmbedderForm(CountedForm):
     provider = forms.ChoiceField(choices=[(p, p) for p in django_settings.EMBEDDING_PROVIDERS])
     model = forms.CharField(required=False, max_length=200)
     dimensions = forms.IntegerField(required=False, min_value=1, max_value=8192)

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
-from spaceduck.core.limits import MAX_SQL_INT
+from spaceduck.core.limits import MAX_SQL_INT, CountedForm
 from spaceduck.core.pages import error_response, staff_actor
 from spaceduck.core.tokens import (
     MAX_EXPIRY_DAYS,
@@ -41,7 +41,7 @@ USED_FORMS = "tokens.used_forms"
 USED_FORMS_KEPT = 50
 
 
-class TokenCreateForm(forms.Form):
+class TokenCreateForm(CountedForm):
     name = forms.CharField(
         max_length=NAME_MAX, help_text="Who or what uses it, e.g. 'laptop agent'."
     )
