@@ -74,7 +74,9 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 
 
 # A page left open across a logout and a new login (the login rotated its CSRF token).
-FORM_EXPIRED = "This form has expired or did not come from this site: reload the page and try again."
+FORM_EXPIRED = (
+    "This form has expired or did not come from this site: reload the page and try again."
+)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
