@@ -1,4 +1,4 @@
-// The review queues (candidates, notes, conflicts). After a decision the focus moves to the
+// The review queues (candidates, notes, conflicts; the viewer's candidates too). After a decision the focus moves to the
 // next item still waiting instead of dropping to <body>. In the queues marked data-shortcuts,
 // j and k move between the waiting items, a approves, r rejects and ? lists the keys.
 //
@@ -61,7 +61,8 @@
 
   // Where the focus goes once the answer is in: the same item if it still waits (the
   // decision failed), else the next waiting one after it, else the one before it, else any,
-  // else the queue itself (it says that nothing is waiting).
+  // else the decided item itself (a list that keeps it, saying what was decided), else the
+// queue (it says that nothing is waiting).
   function settle(done) {
     var queue = queueNamed(done.queue);
     if (!queue) return;
@@ -75,6 +76,8 @@
     }
     var left = all(queue).filter(waiting);
     if (left.length) return focusItem(left[0]);
+    var decided = done.item ? document.getElementById(done.item) : null;
+    if (decided && queue.contains(decided)) return focusItem(decided);
     queue.setAttribute("tabindex", "-1");
     queue.focus();
   }

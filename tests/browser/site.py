@@ -4,9 +4,11 @@ note, a second accepted one and an erased namespace."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+from memories.write.services import memory_create
 from notes.services import save_note
+from spaceduck.models import ApiToken
 from spaceduck.ops import screenshots
 from spaceduck.ops.demo import DEMO_NAMESPACE, DEMO_THREAD_ID
 from spaceduck.ops.erasure import erase_namespace
@@ -17,8 +19,12 @@ def seed_every_page() -> dict[str, str]:
     ids = screenshots.seed()
     save_note(DEMO_NAMESPACE, "Ada's laptop is replaced in June.", status="pending", id="pend-1")
     save_note(DEMO_NAMESPACE, "Deploys wait for Monday.", kind="runbook", id="runbook-2")
-    memory_create_for_erasure()
+    # Something to erase, so that the people page lists an erasure.
+    memory_create(namespace="user:erased", kind="fact", content="Eve likes tea.", actor="t")
     erase_namespace("user:erased", by="staff:ada")
+    token = ApiToken.objects.filter(revoked_at__isnull=True).order_by("pk").first()
+    assert token is not None
+    fact = urlencode({"namespace": DEMO_NAMESPACE, "key": "onboarding.step"})
     ns = quote(DEMO_NAMESPACE)
     return {
         "viewer": "/",
@@ -42,12 +48,10 @@ def seed_every_page() -> dict[str, str]:
         "people": "/people/",
         "people-search": "/people/?q=Ada",
         "person": f"/people/?namespace={ns}",
+        # The confirmations, and what a missing object says.
+        "memory-delete": f"/memories/{ids['memory']}/delete/",
+        "fact-delete": f"/facts/delete/?{fact}",
+        "token-revoke": f"/tokens/{token.pk}/revoke/",
         "not-found": "/memories/999999/",
+        "no-note": "/notes/no-such-note/",
     }
-
-
-def memory_create_for_erasure() -> None:
-    """Something in ``user:erased`` to erase (the people page lists the erasure)."""
-    from memories.write.services import memory_create
-
-    memory_create(namespace="user:erased", kind="fact", content="Eve likes tea.", actor="t")

@@ -25,6 +25,7 @@ SEVERE = {"serious", "critical"}
 # unseen tab stop, empty column headers, a heading jump, no way past the navigation.
 ALSO = {"label", "empty-table-header", "heading-order", "bypass", "aria-hidden-focus"}
 ACTIVE = "document.activeElement"
+MISSING = {"not-found", "no-note"}  # the pages of what is not there (404)
 
 
 def problems(page: Any) -> list[str]:
@@ -58,7 +59,9 @@ def test_axe_finds_nothing_serious_on_any_page(  # type: ignore[no-untyped-def]
     try:
         found = {}
         for name, path in pages.items():
-            page.goto(f"{live_server.url}{path}")
+            answer = page.goto(f"{live_server.url}{path}")
+            assert answer is not None
+            assert answer.status == (404 if name in MISSING else 200), name
             if found_here := problems(page):
                 found[name] = found_here
         # The states a page reaches by a key or a tap: the menu open, the shortcut list shown.
@@ -235,3 +238,21 @@ def test_the_first_tab_stops_are_seen_and_named(  # type: ignore[no-untyped-def]
             assert page.locator("#site-nav").is_visible()
     finally:
         page.context.close()
+
+
+def test_approving_in_the_viewer_moves_the_focus_to_the_next_candidate(staff_page) -> None:  # type: ignore[no-untyped-def]
+    seed_every_page()
+    page = staff_page
+    page.goto(f"{page.base}/?status=candidate")
+    rows = page.locator("#memory-rows > tr")
+    ids = rows.evaluate_all("rows => rows.map(row => row.id)")
+    assert len(ids) >= 2
+    page.locator(f"#{ids[0]}").get_by_role("button", name="Approve").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#{ids[0]}.status-active")
+    page.wait_for_function(f"{ACTIVE}.id === '{ids[1]}'")
+    # The last one: the focus stays on its row, which now says it is active.
+    for row in ids[1:]:
+        page.locator(f"#{row}").get_by_role("button", name="Archive").click()
+        page.wait_for_selector(f"#{row}.status-archived")
+    page.wait_for_function(f"{ACTIVE}.id === '{ids[-1]}'")
