@@ -47,7 +47,7 @@ def new_page(browser, live_server, user, **options):  # type: ignore[no-untyped-
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("width", [1280, 700, 390])
 def test_axe_finds_nothing_serious_on_any_page(  # type: ignore[no-untyped-def]
     browser, live_server, django_user_model, scheme, width
 ) -> None:
