@@ -1,6 +1,7 @@
-// The review queues (candidates, notes, conflicts; the viewer's candidates too). After a decision the focus moves to the
-// next item still waiting instead of dropping to <body>. In the queues marked data-shortcuts,
-// j and k move between the waiting items, a approves, r rejects and ? lists the keys.
+// The review queues (candidates, notes, conflicts; the viewer's candidates too). After a
+// decision the focus moves to the next item still waiting instead of dropping to <body>. In
+// the queues marked data-shortcuts, j and k move between the waiting items, a approves and r
+// rejects the item that has the focus (or holds it: one of its buttons), ? lists the keys.
 //
 // The markup: the queue is [data-queue="name"], its items [data-queue-item] (each with an
 // id), an item's decision buttons [data-action="approve" | "reject" | ...]; an item with no
@@ -10,7 +11,7 @@
   "use strict";
   var ITEM = "[data-queue-item]";
   var pending = null; // the decision under way: { queue, item, order } as they were when clicked
-  var currentId = null; // the item j, k, a and r act on
+  var currentId = null; // the last item focused: where j and k go on from
   var dialog = null;
 
   function all(queue) {
@@ -26,19 +27,15 @@
   }
 
   function focusItem(item) {
-    var before = document.querySelector(ITEM + ".is-current");
-    if (before) before.classList.remove("is-current");
-    item.classList.add("is-current");
     item.setAttribute("tabindex", "-1");
     item.focus();
     currentId = item.id;
   }
 
-  function currentItem(queue) {
+  // The item that has the focus or holds it: the one a and r decide, never one out of sight.
+  function focusedItem(queue) {
     var active = document.activeElement;
     var item = active && active.closest ? active.closest(ITEM) : null;
-    if (item && queue.contains(item)) return item;
-    item = currentId ? document.getElementById(currentId) : null;
     return item && queue.contains(item) ? item : null;
   }
 
@@ -109,15 +106,16 @@
 
   function move(queue, step) {
     var items = all(queue);
-    var current = currentItem(queue);
-    var at = current ? items.indexOf(current) : step > 0 ? -1 : items.length;
+    var current = focusedItem(queue) || (currentId && document.getElementById(currentId));
+    var at = current ? items.indexOf(current) : -1;
+    if (at < 0) at = step > 0 ? -1 : items.length;
     for (var i = at + step; i >= 0 && i < items.length; i += step) {
       if (waiting(items[i])) return focusItem(items[i]);
     }
   }
 
   function act(queue, action) {
-    var current = currentItem(queue);
+    var current = focusedItem(queue);
     var button = current ? current.querySelector('[data-action="' + action + '"]') : null;
     if (button && !button.disabled) button.click();
   }
