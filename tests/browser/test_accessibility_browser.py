@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.test import RequestFactory
 
 from memories.models import Memory
 from notes.models import Note
+from spaceduck.core.pages import server_error
 from tests.browser.conftest import log_in
 from tests.browser.site import seed_every_page
 
@@ -64,6 +66,15 @@ def test_axe_finds_nothing_serious_on_any_page(  # type: ignore[no-untyped-def]
             assert answer.status == (404 if name in MISSING else 200), name
             if found_here := problems(page):
                 found[name] = found_here
+        # The 500 page (its own template, no database): served in place of a page here.
+        broken = server_error(RequestFactory().get("/")).content.decode()
+        page.route(
+            "**/broken/",
+            lambda route: route.fulfill(status=500, body=broken, content_type="text/html"),
+        )
+        page.goto(f"{live_server.url}/broken/")
+        assert page.locator("#error-page").is_visible()
+        found["server error"] = problems(page)
         # The states a page reaches by a key or a tap: the menu open, the shortcut list shown.
         page.goto(f"{live_server.url}{pages['candidates']}")
         if width < 800:
