@@ -157,7 +157,7 @@ def test_a_hit_names_the_field_and_shows_the_text_around_the_match(staff_client:
     memories = sections(html)["memories"]
     assert "summary:" in memories
     assert f"{NAME} was here." in memories  # the excerpt starts near the match
-    cell = re.search(r'<td class="content">(.*?)</td>', memories, re.S)
+    cell = re.search(r'<td class="content" data-label="What">(.*?)</td>', memories, re.S)
     assert cell is not None
     assert len(cell[1]) < 400
 

@@ -33,8 +33,8 @@ def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
         assert path.is_file(), f"{name} missing; output:\n{buf.getvalue()}"
         assert path.stat().st_size > 20_000, f"{name} is too small to show a page"
         width, height = _png_size(path)
-        # The phone page is drawn at twice the density: 390 CSS px, 780 image px.
-        expected = PHONE_WIDTH * 2 if name == "memory-phone.png" else WIDTH
+        # The phone pages are drawn at twice the density: 390 CSS px, 780 image px.
+        expected = PHONE_WIDTH * 2 if name.endswith("-phone.png") else WIDTH
         assert width == expected, f"{name} is {width} px wide"
         assert height >= 600
     said = buf.getvalue()
@@ -48,6 +48,7 @@ def test_screenshots_writes_a_png_of_every_page(tmp_path: Path) -> None:
         "thread.png: thread demo-thread's page",
         "settings.png: Settings > Memory",
         "memory-phone.png: memory",
+        "candidates-phone.png: the candidate queue",
         "viewer-dark.png: the memory viewer in dark mode",
         "context.png: the agent view",
         "tokens.png: the API tokens",

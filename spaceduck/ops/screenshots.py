@@ -25,6 +25,8 @@ screenshots at a 1280 px wide viewport (and two more: a phone, dark mode):
 - ``thread.png``: a thread's page (a compaction summary, each message's extraction);
 - ``settings.png``: Settings > Memory, with where each value comes from and the changes made;
 - ``memory-phone.png``: the memory's page on a 390 px wide phone (one column, the menu folded);
+- ``candidates-phone.png``: the candidate queue on the phone (each candidate a card, its
+  Approve and Reject on the screen);
 - ``viewer-dark.png``: the memory viewer with the system's colour scheme dark;
 - ``context.png``: the agent view (the context block for user:demo's thread and a query);
 - ``tokens.png``: the API tokens page (in use, expiring, revoked);
@@ -78,6 +80,7 @@ SHOTS = (
     "thread.png",
     "settings.png",
     "memory-phone.png",
+    "candidates-phone.png",
     "viewer-dark.png",
     "context.png",
     "tokens.png",
@@ -676,6 +679,14 @@ def shoot(
             clip={"x": 0, "y": 0, "width": PHONE_WIDTH, "height": PHONE_CLIP},
         )
         print(f"memory-phone.png: memory {ids['memory']}'s page {PHONE_WIDTH} px wide")
+        page.goto(f"{base}/review/memories/")
+        page.wait_for_selector("#queue table.memories")
+        page.screenshot(
+            path=str(out / "candidates-phone.png"),
+            full_page=True,
+            clip={"x": 0, "y": 0, "width": PHONE_WIDTH, "height": PHONE_CLIP},
+        )
+        print(f"candidates-phone.png: the candidate queue {PHONE_WIDTH} px wide, as cards")
         phone.close()
         dark = browser.new_context(
             viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="dark", storage_state=session

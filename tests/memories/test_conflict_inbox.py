@@ -288,7 +288,7 @@ def test_bulk_keep_both_with_htmx_swaps_only_the_inbox(owner: Actor, staff_clien
     )
     assert answer.status_code == 200
     html = answer.content.decode()
-    assert html.lstrip().startswith('<section id="inbox">')
+    assert html.lstrip().startswith('<section id="inbox" data-queue="conflicts">')
     assert "2 conflicts: kept both." in html
     assert "No conflict is waiting" in html
     assert len(contents(owner)) == 4

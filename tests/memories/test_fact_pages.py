@@ -23,7 +23,7 @@ DELETE = "/facts/delete/"
 
 
 def keys(html: str) -> list[str]:
-    found = re.findall(r'<td class="fact-key"><code>([^<]*)</code></td>', html)
+    found = re.findall(r'<td class="fact-key" data-label="Key"><code>([^<]*)</code></td>', html)
     return [unescape(key) for key in found]
 
 

@@ -107,6 +107,10 @@ def test_each_namespace_counts_its_memories_by_kind_and_status(staff_client: Cli
     assert (
         '<a class="namespace-link" href="/?namespace=user%3Abob"><code>user:bob</code></a>' in html
     )
+    # Under 600 px a row is a card, each number under its column's name (data-label).
+    episodes = '<a href="/?namespace=user%3Aalice&amp;kind=episode">1</a>'
+    assert f'<td class="kind-col" data-label="episode">{episodes}</td>' in html
+    assert '<td data-label="stale"><span class="zero">0</span></td>' in html
 
 
 def test_namespaces_come_a_page_at_a_time(
@@ -274,8 +278,8 @@ def test_extractions_of_the_last_day_are_counted_by_status(staff_client: Client)
     assert recent.counts == {"queued": 1, "running": 0, "done": 2, "failed": 1}
     assert recent.total == 4
     html = staff_client.get(URL).content.decode()
-    assert '<td class="extractions-done">2</td>' in html
-    assert '<td class="extractions-running">0</td>' in html
+    assert '<td class="extractions-done" data-label="done">2</td>' in html
+    assert '<td class="extractions-running" data-label="running">0</td>' in html
 
 
 def test_failures_link_to_the_failed_log_and_each_record(staff_client: Client) -> None:
@@ -296,7 +300,7 @@ def test_no_failure_no_failure_links(staff_client: Client) -> None:
     extraction("done")
     html = staff_client.get(URL).content.decode()
     assert "/extractions/?status=failed" not in html
-    assert '<td class="extractions-failed">0</td>' in html
+    assert '<td class="extractions-failed" data-label="failed">0</td>' in html
 
 
 def test_stalled_extractions_are_listed_as_problems(staff_client: Client) -> None:

@@ -60,7 +60,7 @@ def test_bulk_approve_changes_every_ticked_candidate_in_one_post(staff_client: C
     )
     html = response.content.decode()
     assert response.status_code == 200
-    assert html.strip().startswith('<section id="queue">')
+    assert html.strip().startswith('<section id="queue" data-queue="candidates" data-shortcuts>')
     assert statuses(a, b, c) == ["active", "candidate", "active"]
     assert "2 approved." in html
     assert 'id="review-nav" href="/review/memories/" hx-swap-oob="true"' in html

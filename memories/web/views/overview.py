@@ -27,6 +27,7 @@ class Cell:
     count: str  # formatted with thousands separators
     href: str  # "" for a zero: nothing to list
     css: str = ""
+    label: str = ""  # the column's name: a phone shows the row as a card, each cell labelled
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,13 @@ def _namespace_rows(page: counts.NamespacePage) -> list[NamespaceRow]:
     for row in page.rows:
         ns = quote(row.namespace, safe="")
         base = f"{listing}?namespace={ns}"
-        kinds = [Cell(f"{n:,}", f"{base}&kind={kind}" if n else "") for kind, n in row.kinds]
+        kinds = [
+            Cell(f"{n:,}", f"{base}&kind={kind}" if n else "", label=kind) for kind, n in row.kinds
+        ]
         statuses = [
-            Cell(f"{n:,}", f"{review}?namespace={ns}", "candidates")
+            Cell(f"{n:,}", f"{review}?namespace={ns}", "candidates", label=status)
             if n and status == MemoryStatus.CANDIDATE
-            else Cell(f"{n:,}", f"{base}&status={status}" if n else "")
+            else Cell(f"{n:,}", f"{base}&status={status}" if n else "", label=status)
             for status, n in row.statuses
         ]
         rows.append(NamespaceRow(row.namespace, base, f"{row.total:,}", kinds, statuses))
