@@ -25,9 +25,11 @@
       n.toLocaleString("en") + " / " + max.toLocaleString("en") + unit +
       (over ? ": " + (n - max).toLocaleString("en") + " over the limit, it will not be saved" : "");
     out.classList.toggle("over", over);
-    // A text box always shows its count; a one-line field (an id, a namespace) while one
-    // types in it or once it nears its limit, so a filter row is not a column of "0 / 255".
-    out.hidden = field.tagName !== "TEXTAREA" && document.activeElement !== field && n < 0.8 * max;
+    // A text box always shows its count; a one-line field (an id, a namespace) once it nears
+    // its limit, so a filter row is not a column of "0 / 255". Never by focus: a counter that
+    // appears or hides as a field gains or loses focus moves the page under the pointer, and
+    // the click meant for the next control (a checkbox, a button) lands elsewhere.
+    out.hidden = field.tagName !== "TEXTAREA" && n < 0.8 * max;
     if (over) field.setAttribute("aria-invalid", "true");
     else if (!field.closest(".has-error")) field.removeAttribute("aria-invalid");
   }
@@ -54,8 +56,6 @@
   }
 
   document.addEventListener("input", onEvent);
-  document.addEventListener("focusin", onEvent);
-  document.addEventListener("focusout", onEvent);
   document.addEventListener("DOMContentLoaded", function () {
     attach(document);
   });

@@ -67,9 +67,9 @@ def test_search_and_open_why(staff_page) -> None:  # type: ignore[no-untyped-def
     hit = page.locator("#memory-list table.recall tbody tr").first
     assert "Alice plays the oboe in a quartet." in hit.inner_text()
     panel = hit.locator("details.why")
-    assert not panel.locator("table").is_visible()
+    assert not panel.locator("table.why-table").is_visible()
     panel.locator("summary").click()
-    assert panel.locator("table").is_visible()
+    assert panel.locator("table.why-table").is_visible()
     why = panel.inner_text().lower()
     for word in ("keyword", "rank #1", "rrf", "importance", "confidence", "recency", "score"):
         assert word in why

@@ -41,7 +41,7 @@ def test_the_queue_lists_only_candidates_with_their_source_and_reason(
     assert "Alice likes tea." not in html
     assert "Alice may be vegetarian." in html
     assert "I think I might move to Oslo next year." in html  # the message it came from
-    assert "confidence 0.60 &lt; 0.7" in html  # why it waits
+    assert "low confidence (0.60 &lt; 0.70)" in html  # why it waits
     assert "offline rules" in html  # the extraction's record of it: what proposed it
     assert f'value="{waiting.pk}"' in html
 
