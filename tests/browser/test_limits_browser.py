@@ -20,7 +20,7 @@ def test_the_counter_counts_code_points_and_a_long_paste_is_refused_not_cut(staf
     page = staff_page
     page.goto(f"{page.base}/memories/{memory.pk}/")
     page.locator("details.edit summary").click()
-    # A text box shows its count; a one-line field while one types in it (or near its limit).
+    # A text box shows its count; a one-line field only near its limit (never by focus).
     assert page.locator("#id_content-count").inner_text() == "21 / 1,000"
     assert not page.locator("#id_scope_id-count").is_visible()
     title = page.locator("#id_title")
