@@ -336,7 +336,12 @@ class MemoryEvent(models.Model):
         indexes: ClassVar = [
             # A namespace's history: counted on a person's page and deleted by an erase
             # (spaceduck.ops.erasure); without it both scanned every event (17 ms at 200k).
-            models.Index(fields=["namespace"], name="memoryevent_ns_idx"),
+            # With the time, it also serves /activity/ filtered by namespace, newest first.
+            models.Index(fields=["namespace", "created_at"], name="memoryevent_ns_created_idx"),
+            # /activity/ (spaceduck.ops.activity): newest first, and one actor's newest first,
+            # a page read by keyset instead of every event sorted.
+            models.Index(fields=["created_at"], name="memoryevent_created_idx"),
+            models.Index(fields=["actor", "created_at"], name="memoryevent_actor_created_idx"),
         ]
 
     def __str__(self) -> str:
