@@ -216,6 +216,20 @@ EXTRACTION_STUCK_SECONDS = env_int("SPACEDUCK_EXTRACTION_STUCK_SECONDS", 300, mi
 # says "degraded" when it does not answer. `serve --mcp HOST:PORT` sets it for its web server.
 MCP_ADDRESS = env_str("SPACEDUCK_MCP_ADDRESS", "")
 
+# --- Webhooks (spaceduck.core.webhooks): tell a reviewer that something waits -----------
+# Optional: unset, nothing is sent. A new conflict, a new candidate and a pending note are
+# POSTed as JSON by the worker, signed with HMAC-SHA256 of the secret (X-Spaceduck-Signature),
+# retried with doubling delays, every attempt logged (WebhookDelivery).
+WEBHOOK_URL = env_optional_str("SPACEDUCK_WEBHOOK_URL") or ""
+if WEBHOOK_URL and not WEBHOOK_URL.lower().startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"SPACEDUCK_WEBHOOK_URL={WEBHOOK_URL!r} must be an http:// or https:// URL."
+    )
+WEBHOOK_SECRET = env_optional_str("SPACEDUCK_WEBHOOK_SECRET") or ""
+WEBHOOK_RETRIES = env_int("SPACEDUCK_WEBHOOK_RETRIES", 5, minimum=0)
+WEBHOOK_RETRY_SECONDS = env_float("SPACEDUCK_WEBHOOK_RETRY_SECONDS", 30.0, minimum=0.0)
+WEBHOOK_TIMEOUT_SECONDS = env_float("SPACEDUCK_WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.1)
+
 # --- Web server (manage.py serve: gunicorn) ---------------------------------------------
 # Processes rather than threads: requests are CPU-bound Python, so threads of one
 # process wait for its GIL. `bench load` at 8 clients on 2 cores: 4x2 gave write
