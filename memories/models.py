@@ -133,6 +133,10 @@ class Fact(models.Model):
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["namespace", "key"], name="fact_unique_namespace_key")
         ]
+        indexes: ClassVar = [
+            # /activity/ (spaceduck.ops.activity): the latest writes first, by keyset.
+            models.Index(fields=["updated_at"], name="fact_updated_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.namespace} {self.key}"
@@ -374,6 +378,8 @@ class Deletion(models.Model):
             models.Index(fields=["kind", "object_id"], name="deletion_kind_object_idx"),
             # Removed with the rest of a namespace by an erase.
             models.Index(fields=["namespace"], name="deletion_ns_idx"),
+            # /activity/ (spaceduck.ops.activity): the latest deletions first, by keyset.
+            models.Index(fields=["deleted_at"], name="deletion_deleted_idx"),
         ]
 
     def __str__(self) -> str:
