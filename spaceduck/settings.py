@@ -17,6 +17,7 @@ from spaceduck.core.env import (
     env_bool,
     env_choice,
     env_float,
+    env_http_url,
     env_int,
     env_list,
     env_optional_int,
@@ -220,11 +221,7 @@ MCP_ADDRESS = env_str("SPACEDUCK_MCP_ADDRESS", "")
 # Optional: unset, nothing is sent. A new conflict, a new candidate and a pending note are
 # POSTed as JSON by the worker, signed with HMAC-SHA256 of the secret (X-Spaceduck-Signature),
 # retried with doubling delays, every attempt logged (WebhookDelivery).
-WEBHOOK_URL = env_optional_str("SPACEDUCK_WEBHOOK_URL") or ""
-if WEBHOOK_URL and not WEBHOOK_URL.lower().startswith(("http://", "https://")):
-    raise ImproperlyConfigured(
-        f"SPACEDUCK_WEBHOOK_URL={WEBHOOK_URL!r} must be an http:// or https:// URL."
-    )
+WEBHOOK_URL = env_http_url("SPACEDUCK_WEBHOOK_URL")
 WEBHOOK_SECRET = env_optional_str("SPACEDUCK_WEBHOOK_SECRET") or ""
 WEBHOOK_RETRIES = env_int("SPACEDUCK_WEBHOOK_RETRIES", 5, minimum=0)
 WEBHOOK_RETRY_SECONDS = env_float("SPACEDUCK_WEBHOOK_RETRY_SECONDS", 30.0, minimum=0.0)

@@ -17,11 +17,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 from huey.contrib.djhuey import HUEY
 
 from notes.services import save_note
 from spaceduck.core import webhooks
+from spaceduck.core.env import env_http_url
 from spaceduck.models import WebhookDelivery
 from tests.conftest import Actor
 from tests.memories.test_conflict_inbox import flip
@@ -315,3 +317,27 @@ def test_settings_sends_a_test_and_shows_the_answer(
     assert receiver.got[0].json()["data"] == {"sent_by": "staff:staff"}
     assert all(r.signed_rightly() for r in receiver.got)
     assert WebhookDelivery.objects.filter(event="test").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        ("ftp://127.0.0.1/hook", "must be an http:// or https:// URL"),
+        ("127.0.0.1:8000/hook", "must be an http:// or https:// URL"),
+        ("http:///hook", "must be an http:// or https:// URL"),
+        ("http://127.0.0.1:99999/hook", "has no valid port"),
+    ],
+)
+def test_a_webhook_url_that_cannot_work_stops_the_start(
+    monkeypatch: pytest.MonkeyPatch, raw: str, said: str
+) -> None:
+    monkeypatch.setenv("SPACEDUCK_WEBHOOK_URL", raw)
+    with pytest.raises(ImproperlyConfigured, match=said):
+        env_http_url("SPACEDUCK_WEBHOOK_URL")
+
+
+def test_a_webhook_url_is_optional(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPACEDUCK_WEBHOOK_URL", raising=False)
+    assert env_http_url("SPACEDUCK_WEBHOOK_URL") == ""
+    monkeypatch.setenv("SPACEDUCK_WEBHOOK_URL", " https://hooks.example.org/x ")
+    assert env_http_url("SPACEDUCK_WEBHOOK_URL") == "https://hooks.example.org/x"
