@@ -229,8 +229,11 @@ def actor_label(actor: str) -> str:
 def _merged(
     filters: ActivityFilter, start: ActivityPosition | None, size: int, *, newer: bool
 ) -> list[Entry]:
-    """Up to ``size + 1`` entries past ``start``: newest first, or (``newer``) oldest first."""
-    found: list[Entry] = []
+    """Up to ``size + 1`` entries past ``start``: newest first, or (``newer``) oldest first.
+
+    Each stream gives up to ``size + 1`` rows; only the ones that make the page are
+    described (the rest, most of them, are dropped before any text is made)."""
+    found: list[tuple[tuple[datetime, int, int], int, Stream, dict[str, Any]]] = []
     for rank, stream in filters.streams():
         where = filters.q(stream)
         if start is not None:
@@ -245,9 +248,9 @@ def _merged(
             .order_by(*order)
             .values(*columns)[: size + 1]
         )
-        found.extend(_entry(rank, stream, row) for row in rows)
-    found.sort(key=lambda entry: entry.position.key(), reverse=not newer)
-    return found[: size + 1]
+        found.extend(((row[stream.at], rank, row["id"]), rank, stream, row) for row in rows)
+    found.sort(key=lambda item: item[0], reverse=not newer)
+    return [_entry(rank, stream, row) for _, rank, stream, row in found[: size + 1]]
 
 
 def _entry(rank: int, stream: Stream, row: dict[str, Any]) -> Entry:
