@@ -254,6 +254,35 @@ def test_an_unreachable_receiver_is_logged_as_failed_and_never_breaks_the_write(
     assert owner.get(f"/api/memories/{written.json()['memory']['id']}").status_code == 200
 
 
+def test_an_answer_that_is_not_http_is_a_failed_attempt(
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    """A receiver that answers garbage (not a status line) and hangs up."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer_garbage() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"not http at all\r\n\r\n")
+
+    thread = threading.Thread(target=answer_garbage, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    try:
+        with _hooked(url, WEBHOOK_RETRIES=0), django_capture_on_commit_callbacks(execute=True):
+            save_note(NS, "Please review.", status="pending")
+    finally:
+        thread.join(timeout=5)
+        listener.close()
+    [row] = WebhookDelivery.objects.all()
+    assert (row.ok, row.status_code) == (False, None)
+    assert "BadStatusLine" in row.error
+    assert _run_due_retries() == []  # no retries configured: nothing scheduled
+
+
 def test_a_queue_that_fails_does_not_fail_the_write(
     monkeypatch: pytest.MonkeyPatch,
     receiver: Receiver,

@@ -172,6 +172,7 @@ def deliver(event: str, body: str, delivery: str, attempt: int) -> WebhookDelive
 
 
 def _post(url: str, raw: bytes, headers: dict[str, str]) -> _Answer:
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -181,7 +182,8 @@ def _post(url: str, raw: bytes, headers: dict[str, str]) -> _Answer:
             status = int(response.status)
     except urllib.error.HTTPError as error:
         return _Answer(error.code, f"HTTP {error.code} {error.reason}")
-    except (OSError, ValueError) as error:  # refused, unreachable, timed out, bad URL
+    # Refused, unreachable, timed out, a bad URL, or an answer that is not HTTP.
+    except (OSError, ValueError, http.client.HTTPException) as error:
         reason = getattr(error, "reason", None) or error
         return _Answer(None, f"{type(error).__name__}: {reason}")
     if not 200 <= status < 300:
