@@ -192,7 +192,7 @@ def _post(url: str, raw: bytes, headers: dict[str, str]) -> _Answer:
 
 
 def send_test(actor: str) -> WebhookDelivery:
-    """Settings' "Send a test webhook": one attempt now, in the request, so the person sees
+    """Settings' *Send a test webhook*: one attempt now, in the request, so the person sees
     the answer (no retries: they can press again)."""
     delivery = uuid.uuid4().hex
     body = body_of(TEST, {"sent_by": actor}, delivery)

@@ -154,8 +154,8 @@ def _switch_embedder(request: HttpRequest, actor: str) -> HttpResponse:
 
 
 def _test_webhook(request: HttpRequest, actor: str) -> HttpResponse:
-    """ "Send a test webhook": one attempt now (spaceduck.core.webhooks.send_test), its
-    answer shown; htmx gets the Webhooks section back, a plain form the page."""
+    """The *Send a test webhook* button: one attempt now (spaceduck.core.webhooks.send_test),
+    its answer shown; htmx gets the Webhooks section back, a plain form the page."""
     if not webhooks.enabled():
         return error_response(
             request, "No webhook is configured: set SPACEDUCK_WEBHOOK_URL and restart.", 409
