@@ -133,6 +133,10 @@ class Fact(models.Model):
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["namespace", "key"], name="fact_unique_namespace_key")
         ]
+        indexes: ClassVar = [
+            # /activity/ (spaceduck.ops.activity): the latest writes first, by keyset.
+            models.Index(fields=["updated_at"], name="fact_updated_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.namespace} {self.key}"
@@ -336,7 +340,12 @@ class MemoryEvent(models.Model):
         indexes: ClassVar = [
             # A namespace's history: counted on a person's page and deleted by an erase
             # (spaceduck.ops.erasure); without it both scanned every event (17 ms at 200k).
-            models.Index(fields=["namespace"], name="memoryevent_ns_idx"),
+            # With the time, it also serves /activity/ filtered by namespace, newest first.
+            models.Index(fields=["namespace", "created_at"], name="memoryevent_ns_created_idx"),
+            # /activity/ (spaceduck.ops.activity): newest first, and one actor's newest first,
+            # a page read by keyset instead of every event sorted.
+            models.Index(fields=["created_at"], name="memoryevent_created_idx"),
+            models.Index(fields=["actor", "created_at"], name="memoryevent_actor_created_idx"),
         ]
 
     def __str__(self) -> str:
@@ -369,6 +378,8 @@ class Deletion(models.Model):
             models.Index(fields=["kind", "object_id"], name="deletion_kind_object_idx"),
             # Removed with the rest of a namespace by an erase.
             models.Index(fields=["namespace"], name="deletion_ns_idx"),
+            # /activity/ (spaceduck.ops.activity): the latest deletions first, by keyset.
+            models.Index(fields=["deleted_at"], name="deletion_deleted_idx"),
         ]
 
     def __str__(self) -> str:

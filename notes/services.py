@@ -11,10 +11,12 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from notes.models import (
@@ -25,7 +27,7 @@ from notes.models import (
     NoteSupersession,
     new_uid,
 )
-from spaceduck.core import credentials
+from spaceduck.core import credentials, webhooks
 from spaceduck.core.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from spaceduck.core.ids import KEY_MARK, client_keys, namespaced_key
 from spaceduck.core.limits import check_json_value, check_length, check_size, utf8_size
@@ -292,7 +294,24 @@ def _save_once(uid: str, fields: dict[str, Any], target_uids: list[str]) -> Save
     NoteSupersession.objects.bulk_create(
         NoteSupersession(note=note, target=target, created_at=note.created_at) for target in targets
     )
+    if note.status == NoteStatus.PENDING:
+        _tell_pending(note)
     return SavedNote(note, created=True)
+
+
+def _tell_pending(note: Note) -> None:
+    """A reviewer is told a note waits (spaceduck.core.webhooks), once the save commits:
+    its id, namespace and where to decide, not what it says."""
+    if not webhooks.enabled():
+        return
+    data = {
+        "note_id": note.client_id,
+        "namespace": note.namespace,
+        "kind": note.kind,
+        "author": note.author,
+        "url": f"{reverse('notes:browse')}{quote(note.client_id, safe='')}/{note.page_query}",
+    }
+    webhooks.notify(webhooks.NOTE_PENDING, data)
 
 
 def note_write_check(

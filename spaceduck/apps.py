@@ -8,4 +8,5 @@ class SpaceduckConfig(AppConfig):
     verbose_name = "Service"
 
     def ready(self) -> None:
+        from spaceduck import tasks  # noqa: F401  (registers deliver_webhook for enqueue)
         from spaceduck.ops import checks  # noqa: F401  (registers the system checks)

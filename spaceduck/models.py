@@ -170,3 +170,30 @@ class NamespaceErasure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace} erased by {self.erased_by}"
+
+
+class WebhookDelivery(models.Model):
+    """One attempt to deliver a webhook (spaceduck.core.webhooks): what, where, the answer.
+
+    An attempt per row, so a delivery retried three times reads as three rows of one
+    ``delivery`` id. Keeps no body: the event and the ids it named are what a person
+    needs to see, and the body is signed and sent, not archived. ``url``: where it went,
+    without its path or query (``webhooks.shown_url``: they may hold the receiver's key).
+    """
+
+    delivery = models.CharField(max_length=32, db_index=True)
+    event = models.CharField(max_length=32)
+    url = models.CharField(max_length=2000)
+    attempt = models.PositiveIntegerField(default=1)
+    status_code = models.PositiveIntegerField(null=True, blank=True)
+    ok = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    duration_ms = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        answer = self.status_code or self.error[:40]
+        return f"{self.event} #{self.attempt} to {self.url}: {answer}"

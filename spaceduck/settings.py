@@ -17,6 +17,7 @@ from spaceduck.core.env import (
     env_bool,
     env_choice,
     env_float,
+    env_http_url,
     env_int,
     env_list,
     env_optional_int,
@@ -221,6 +222,16 @@ EXTRACTION_STUCK_SECONDS = env_int("SPACEDUCK_EXTRACTION_STUCK_SECONDS", 300, mi
 # Where the MCP endpoint (manage.py mcp --http) listens, HOST:PORT: /api/health asks it and
 # says "degraded" when it does not answer. `serve --mcp HOST:PORT` sets it for its web server.
 MCP_ADDRESS = env_str("SPACEDUCK_MCP_ADDRESS", "")
+
+# --- Webhooks (spaceduck.core.webhooks): tell a reviewer that something waits -----------
+# Optional: unset, nothing is sent. A new conflict, a new candidate and a pending note are
+# POSTed as JSON by the worker, signed with HMAC-SHA256 of the secret (X-Spaceduck-Signature),
+# retried with doubling delays, every attempt logged (WebhookDelivery).
+WEBHOOK_URL = env_http_url("SPACEDUCK_WEBHOOK_URL")
+WEBHOOK_SECRET = env_optional_str("SPACEDUCK_WEBHOOK_SECRET") or ""
+WEBHOOK_RETRIES = env_int("SPACEDUCK_WEBHOOK_RETRIES", 5, minimum=0)
+WEBHOOK_RETRY_SECONDS = env_float("SPACEDUCK_WEBHOOK_RETRY_SECONDS", 30.0, minimum=0.0)
+WEBHOOK_TIMEOUT_SECONDS = env_float("SPACEDUCK_WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.1)
 
 # --- Web server (manage.py serve: gunicorn) ---------------------------------------------
 # Processes rather than threads: requests are CPU-bound Python, so threads of one

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from spaceduck.ops import dashboard
+from spaceduck.ops import activity_views, dashboard
 from spaceduck.ops.api import api
 
 urlpatterns = [
@@ -14,6 +14,16 @@ urlpatterns = [
     path("people/", dashboard.people_search, name="people"),
     path("people/export/", dashboard.person_export, name="people-export"),
     path("people/erase/", dashboard.person_erase, name="people-erase"),
+    path("activity/", activity_views.activity, name="activity"),
+    path(
+        "activity/activity.csv", activity_views.activity_export, {"fmt": "csv"}, name="activity-csv"
+    ),
+    path(
+        "activity/activity.jsonl",
+        activity_views.activity_export,
+        {"fmt": "jsonl"},
+        name="activity-jsonl",
+    ),
     path("", include("memories.urls")),
 ]
 

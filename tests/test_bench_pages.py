@@ -23,6 +23,9 @@ PAGES = [
     r"thread \(30 messages\)",
     "tokens /tokens/",
     r"person /people/\?namespace=",
+    "activity /activity/",
+    "activity, one namespace",
+    "activity, one actor",
 ]
 # Pages that search on every request: reported apart, below this heading.
 SEARCH_LIKE_HEADING = "search-like (a search on every request; not held to the target):"

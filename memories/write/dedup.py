@@ -52,6 +52,7 @@ from memories.extraction.understanding import RELATION, claim_of_sentence
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.store import keyword_index, vector_index
 from memories.store.selectors import memories_by_id
+from memories.write import waiting
 from memories.write.decide import (
     BY_A_PERSON,
     SAID_AGAIN,
@@ -291,8 +292,7 @@ def store(
         if connection.vendor == "postgresql" and not supersede:
             memory = _pg_store(new, vector, created, ctx.actor)
             failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
-            for old, reason in ask:
-                Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
+            _ask(memory, ask, ctx)
             return memory
         memory = fast_insert(new)
         failpoint("extraction.in_dedup")  # crash tests: die with the insert uncommitted
@@ -306,9 +306,21 @@ def store(
             data = {"superseded_by": memory.pk}
             events.append(HistoryEvent(old, MemoryEvent.Event.SUPERSEDED, reason, data))
         memory_history_records(events, actor=ctx.actor)
-        for old, reason in ask:
-            Conflict.objects.create(namespace=ctx.namespace, old=old, new=memory, reason=reason)
+        _ask(memory, ask, ctx)
     return memory
+
+
+def _ask(memory: Memory, ask: Sequence[tuple[Memory, str]], ctx: WriteContext) -> None:
+    """Each pair to the conflict inbox, and the reviewer told (when the transaction
+    commits): of the conflicts when there are some (they say why it waits), else of the
+    candidate."""
+    for old, reason in ask:
+        conflict = Conflict.objects.create(
+            namespace=ctx.namespace, old=old, new=memory, reason=reason
+        )
+        waiting.conflict_opened(conflict)
+    if not ask and memory.status == MemoryStatus.CANDIDATE:
+        waiting.candidate_waits(memory)
 
 
 # PostgreSQL: a new memory's history row, in the statement that inserts it (CTE ``m``).
@@ -919,5 +931,6 @@ def open_contradictions(memory: Memory) -> list[int]:
         conflict = Conflict.objects.create(
             namespace=memory.namespace, old=other, new=memory, reason=why
         )
+        waiting.conflict_opened(conflict)
         opened.append(conflict.pk)
     return opened

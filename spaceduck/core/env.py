@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -31,6 +32,22 @@ def env_str(name: str, default: str) -> str:
 
 def env_optional_str(name: str) -> str | None:
     return _raw(name)
+
+
+def env_http_url(name: str) -> str:
+    """An http(s) URL with a host, or "" when unset: anything else (``ftp://``, a bare
+    host, a typo) would only fail later, in the worker, far from its cause."""
+    value = (_raw(name) or "").strip()
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ImproperlyConfigured(f"{name}={value!r} must be an http:// or https:// URL.")
+    try:
+        parts.port  # noqa: B018 (a port out of range or not a number raises)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} has no valid port.") from None
+    return value
 
 
 def env_bool(name: str, default: bool) -> bool:

@@ -16,14 +16,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from memories.upkeep import reembed
-from spaceduck.core import runtime
+from spaceduck.core import runtime, webhooks
 from spaceduck.core.errors import ServiceError
 from spaceduck.core.limits import CountedForm
+from spaceduck.core.pages import error_response
 from spaceduck.core.providers import get_embedder
 from spaceduck.models import VectorIndexState
 
 PAGE = "memories/settings.html"
 HISTORY = 50
+WEBHOOK_DELIVERIES = 10
 
 
 class MemorySettingsForm(forms.Form):
@@ -72,6 +74,16 @@ def _context(form: MemorySettingsForm, embedder_form: EmbedderForm | None = None
         "history": runtime.change_history(HISTORY),
         "index": VectorIndexState.objects.first(),
         "refresh": django_settings.SETTINGS_REFRESH_SECONDS,
+        **_webhook_context(),
+    }
+
+
+def _webhook_context() -> dict[str, Any]:
+    url = django_settings.WEBHOOK_URL
+    return {
+        "webhook_url": webhooks.shown_url(url) if url else "",
+        "webhook_signed": bool(django_settings.WEBHOOK_SECRET),
+        "webhook_deliveries": webhooks.recent(WEBHOOK_DELIVERIES),
     }
 
 
@@ -86,6 +98,8 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
     actor = f"staff:{request.user.get_username()}"
     if request.POST.get("form") == "embedder":
         return _switch_embedder(request, actor)
+    if request.POST.get("form") == "webhook-test":
+        return _test_webhook(request, actor)
     reset = request.POST.get("reset", "")
     if reset:
         return _apply(request, MemorySettingsForm(initial=_initial()), {}, (reset,), actor)
@@ -137,4 +151,22 @@ def _switch_embedder(request: HttpRequest, actor: str) -> HttpResponse:
         f"Re-embedding every memory with {job.provider}/{job.model or 'default'}/"
         f"{job.dimensions}d; the current index serves until the switch.",
     )
+    return HttpResponseRedirect(reverse("memories:settings"))
+
+
+def _test_webhook(request: HttpRequest, actor: str) -> HttpResponse:
+    """The *Send a test webhook* button: one attempt now (spaceduck.core.webhooks.send_test),
+    its answer shown; htmx gets the Webhooks section back, a plain form the page."""
+    if not webhooks.enabled():
+        return error_response(
+            request, "No webhook is configured: set SPACEDUCK_WEBHOOK_URL and restart.", 409
+        )
+    record = webhooks.send_test(actor)
+    if request.htmx:  # type: ignore[attr-defined]
+        context = {**_webhook_context(), "webhook_result": record}
+        return render(request, PAGE + "#webhooks", context)
+    if record.ok:
+        messages.success(request, f"Test webhook delivered: HTTP {record.status_code}.")
+    else:
+        messages.error(request, f"Test webhook failed: {record.error}")
     return HttpResponseRedirect(reverse("memories:settings"))

@@ -1,5 +1,6 @@
 """Server time of the dashboard pages (viewer, filters, page 50, a memory, the queue, search,
-the overview, the extraction log unfiltered and failed, a long thread, the context preview).
+the overview, the extraction log unfiltered and failed, a long thread, the context preview,
+the activity log unfiltered, of one namespace and of one actor).
 
 ``python manage.py bench pages [--size 100000] [--others 100000] [--other-namespaces 1000]
 [--extractions 50000] [--thread-messages 300] [--requests 50] [--embedder hash|local]
@@ -782,6 +783,10 @@ def _pages(f: Fixtures) -> list[Page]:
         ),
         # A reviewer looks for one word (a name, an address) in every namespace: a scan.
         ("people search /people/?q=", people, True),
+        # Every stream merged, newest first; one namespace; one person (no memory history).
+        ("activity /activity/", lambda _: "/activity/", False),
+        ("activity, one namespace", lambda _: "/activity/?" + urlencode({"namespace": BIG}), False),
+        ("activity, one actor", lambda _: "/activity/?actor=staff%3Abench", False),
     ]
     return [Page(name, url, search_like) for name, url, search_like in table]
 

@@ -1,0 +1,242 @@
+"""``/activity/`` (spaceduck.ops.activity): who did what, when, from the records the project
+keeps; filtered by actor, namespace, kind and dates, paged by keyset, exported as CSV and
+JSON Lines with the same filters. Staff only."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from memories.models import Memory, MemoryEvent
+from memories.write import lifecycle
+from memories.write.services import delete_fact, memory_create, memory_delete, set_fact
+from notes.services import save_note, set_note_status
+from spaceduck.core import runtime
+from spaceduck.core.tokens import token_create, token_revoke
+from spaceduck.models import ApiToken
+from spaceduck.ops.activity import (
+    STREAMS,
+    ActivityFilter,
+    ActivityPosition,
+    activity_page,
+)
+from spaceduck.ops.erasure import erase_namespace
+from tests.conftest import Actor, make_actor
+from tests.memories.test_conflict_inbox import flip
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+NS = "user:alice"
+
+
+def _all_kinds(owner: Actor) -> dict[str, int]:
+    """One change of every kind, by people and agents; the ids the page should link."""
+    conflict = flip(owner)  # token:owner says tea, tea, coffee: a conflict opens
+    reviewer = make_actor([NS], ["read", "approve"], name="reviewer")
+    answer = reviewer.post(f"/api/conflicts/{conflict['id']}/resolve", {"decision": "keep_both"})
+    assert answer.status_code == 200, answer.content
+    waiting = memory_create(
+        namespace=NS, kind="fact", content="The user likes Lyon.", actor="token:owner"
+    )
+    waiting.status = "candidate"
+    waiting.save(update_fields=["status"])
+    lifecycle.memory_approve(memory=waiting, actor="staff:ada", can_approve=True)
+    note = save_note(NS, "A pending note.", author="token:owner", status="pending")
+    set_note_status(note.uid, "accepted", "staff:ada")
+    set_fact(NS, "city", "Lyon")
+    set_fact(NS, "gone", 1)
+    delete_fact(NS, "gone", actor="token:owner")
+    made = token_create(name="helper", namespaces=[NS], permissions=["read"], created_by="cli")
+    token_revoke(token_id=made.token.pk, revoked_by="staff:ada")
+    memory_create(namespace="user:bob", kind="fact", content="Bob is here.", actor="cli")
+    erase_namespace("user:bob", by="staff:ada")
+    runtime.settings_update(values={"memory_enabled": False}, actor="staff:ada")
+    return {"new": conflict["new"]["id"], "approved": waiting.pk}
+
+
+def test_the_page_shows_every_kind_of_change_with_who_and_a_link(
+    owner: Actor, staff_client: Client
+) -> None:
+    ids = _all_kinds(owner)
+    page = staff_client.get("/activity/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="site-nav"' in html
+    assert 'href="/activity/"' in html
+    for who in ("token:owner", "token:reviewer", "staff:ada", "cli"):
+        assert f">{who}</a>" in html, who
+    for kind in ("memory", "conflict", "note", "fact", "token", "erase", "setting"):
+        assert f"kind-{kind}" in html, kind
+    assert f'href="/memories/{ids["approved"]}/"' in html  # the approval links the memory
+    assert f'href="/memories/{ids["new"]}/"' in html  # the conflict's decision, its memory
+    assert "keep both" in html
+    assert "promoted" in html
+    assert "revoked" in html
+    assert "memory_enabled: true → false" in html
+    assert "1 memory, 1 history entry" in html  # the erasure, in words
+    assert "Bob is here" not in html  # who and what, never what a memory said
+
+
+def test_htmx_gets_the_list_only(owner: Actor, staff_client: Client) -> None:
+    _all_kinds(owner)
+    part = staff_client.get("/activity/", {"kind": "token"}, headers=HX)
+    assert part.status_code == 200
+    html = part.content.decode()
+    assert html.lstrip().startswith('<section id="activity-list">')
+    assert 'id="site-nav"' not in html
+    assert "token helper" in html
+    assert "kind-memory" not in html
+
+
+def _entries(staff_client: Client, **query: str) -> list[str]:
+    found = staff_client.get("/activity/activity.jsonl", query)
+    assert found.status_code == 200
+    return [json.loads(line) for line in b"".join(found.streaming_content).splitlines()]
+
+
+def test_filters_by_actor_namespace_kind_and_dates(owner: Actor, staff_client: Client) -> None:
+    _all_kinds(owner)
+    by_ada = _entries(staff_client, actor="staff:ada")
+    assert {e["actor"] for e in by_ada} == {"staff:ada"}
+    assert {e["kind"] for e in by_ada} == {"memory", "note", "token", "setting", "erase"}
+    in_bob = _entries(staff_client, namespace="user:bob")
+    assert {e["kind"] for e in in_bob} == {"erase"}  # bob's memory went with the erase
+    assert {e["namespace"] for e in _entries(staff_client, namespace="user:alice")} == {NS}
+    facts = _entries(staff_client, kind="fact")
+    assert sorted(e["action"] for e in facts) == ["deleted", "set"]
+    assert "fact city" in [e["summary"] for e in facts]  # a deletion names the row's number
+    today = timezone.localdate()
+    assert _entries(staff_client, **{"from": str(today + timedelta(days=1))}) == []
+    assert len(_entries(staff_client, to=str(today))) == len(_entries(staff_client))
+    assert _entries(staff_client, to=str(today - timedelta(days=1))) == []
+
+
+@pytest.mark.parametrize("headers", [{}, HX])
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ({"kind": "nope"}, "Select a valid choice"),
+        ({"namespace": "not a namespace"}, "namespace"),
+        ({"after": "12-x"}, "page cursor"),
+        ({"from": "2026-02-02", "to": "2026-02-01"}, "must not be before"),
+        ({"from": "yesterday"}, "Enter a valid date"),
+    ],
+)
+def test_bad_filters_are_a_400_that_says_why(
+    staff_client: Client, headers: dict[str, str], query: dict[str, str], said: str
+) -> None:
+    answer = staff_client.get("/activity/", query, headers=headers)
+    assert answer.status_code == 400
+    assert said in answer.content.decode()
+    exported = staff_client.get("/activity/activity.csv", query, headers=headers)
+    assert exported.status_code == 400
+    assert said in exported.content.decode()
+
+
+def test_staff_only(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    for url in ("/activity/", "/activity/activity.csv", "/activity/activity.jsonl"):
+        assert client.get(url).status_code == 302
+    user = django_user_model.objects.create_user("visitor", password="pw-visitor-1")
+    client.force_login(user)
+    for url in ("/activity/", "/activity/activity.csv"):
+        answer = client.get(url)
+        assert answer.status_code == 302
+        assert "/activity/" not in answer["Location"].split("?")[0]
+
+
+def _many_at_one_instant(count: int) -> None:
+    """``count`` memory events, tokens and settings changes all at one instant: the
+    order must still be total (stream, then id) for keyset pages to lose nothing."""
+    at = timezone.now().replace(microsecond=0)
+    MemoryEvent.objects.bulk_create(
+        MemoryEvent(memory_id=n, namespace=NS, event="created", actor="bench", created_at=at)
+        for n in range(count)
+    )
+    ApiToken.objects.bulk_create(
+        ApiToken(name=f"t{n}", prefix="sd_x", key_hash=f"{n:064d}", created_at=at)
+        for n in range(count)
+    )
+
+
+def test_keyset_pages_walk_every_entry_once_both_ways(staff_client: Client) -> None:
+    _many_at_one_instant(7)
+    filters = ActivityFilter()
+    seen, after, pages = [], None, []
+    while True:
+        page = activity_page(filters=filters, after=after, size=3)
+        pages.append(page)
+        seen += [e.position for e in page.entries]
+        if page.older is None:
+            break
+        after = page.older
+    assert len(seen) == len(set(seen)) == 14
+    assert [p.key() for p in seen] == sorted((p.key() for p in seen), reverse=True)
+    back = activity_page(filters=filters, before=pages[-1].newer, size=3)
+    assert back.entries == pages[-2].entries
+    assert back.newer == pages[-2].newer == pages[-2].entries[0].position
+    assert back.older == pages[-2].older
+    top = activity_page(filters=filters, before=pages[1].newer, size=3)
+    assert top.entries == pages[0].entries
+    assert top.newer is None
+
+
+def test_the_pager_links_follow_in_html_and_htmx(staff_client: Client) -> None:
+    _many_at_one_instant(40)  # 80 entries: two pages of 50
+    first = staff_client.get("/activity/", {"kind": ""}).content.decode()
+    assert first.count('class="activity-row') == 50
+    assert 'class="newer"' not in first
+    cursor = first.split('rel="next" href="?')[1].split('"')[0].replace("&amp;", "&")
+    second = staff_client.get(f"/activity/?{cursor}", headers=HX)
+    html = second.content.decode()
+    assert second.status_code == 200
+    assert html.count('class="activity-row') == 30
+    assert 'class="older"' not in html
+    assert 'class="newer"' in html
+
+
+def test_a_position_is_checked_and_held_in_range() -> None:
+    at = timezone.now()
+    position = ActivityPosition(at.replace(microsecond=0), 3, 12)
+    assert ActivityPosition.decode(position.encode()) == position
+    far = ActivityPosition.decode(f"{10**18}-{len(STREAMS)}-{10**19 - 1}")
+    assert far.at.year == 9999
+    for raw in ("", "1-2", "a-1-2", "1-1-1-1", "1-1234-1"):
+        with pytest.raises(Exception, match="page cursor"):
+            ActivityPosition.decode(raw)
+
+
+def test_exports_stream_the_filtered_log_and_defuse_formulas(
+    owner: Actor, staff_client: Client
+) -> None:
+    _all_kinds(owner)
+    set_fact(NS, "=HYPERLINK(1)", 1)
+    answer = staff_client.get("/activity/activity.csv", {"kind": "fact"})
+    assert answer.status_code == 200
+    assert answer.streaming
+    assert answer["Content-Type"].startswith("text/csv")
+    assert "attachment" in answer["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(b"".join(answer.streaming_content).decode())))
+    assert rows[0] == ["at", "kind", "action", "actor", "namespace", "summary", "url"]
+    assert {row[1] for row in rows[1:]} == {"fact"}
+    assert ["set", "", NS, "fact =HYPERLINK(1)"] in [row[2:6] for row in rows[1:]]
+    assert all(not cell.startswith("=") for row in rows for cell in row)
+    lines = _entries(staff_client, kind="fact")
+    assert len(lines) == len(rows) - 1
+    empty = staff_client.get("/activity/activity.csv", {"actor": "nobody"})
+    assert b"".join(empty.streaming_content).decode().strip() == ",".join(rows[0])
+
+
+def test_a_deleted_memory_still_shows_who_deleted_it(staff_client: Client) -> None:
+    memory = memory_create(namespace=NS, kind="fact", content="Temporary.", actor="token:a")
+    memory_delete(memory=memory, actor="staff:ada", reason="asked")
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    entries = _entries(staff_client, actor="staff:ada")
+    assert [(e["action"], e["summary"]) for e in entries] == [
+        ("deleted", f"memory {memory.pk}: asked")
+    ]
