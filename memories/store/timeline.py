@@ -12,11 +12,11 @@ repeats so SQLite uses it), a LIMIT on the memories, and their history rows by t
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from memories.models import Memory, MemoryEvent, MemoryStatus, client_message_id
 
@@ -121,7 +121,7 @@ def claim_timeline(claim: Claim, *, limit: int = TIMELINE_LIMIT) -> Timeline:
     return Timeline(claim, beliefs, more)
 
 
-def _about(namespace: str, claims: Sequence[Claim]) -> Iterable[Memory]:
+def _about(namespace: str, claims: Sequence[Claim]) -> QuerySet[Memory]:
     # ``~Q(claim_attribute="")`` is the partial index's own condition: SQLite uses an index
     # of that kind only when the query states it.
     return (
