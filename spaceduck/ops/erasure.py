@@ -90,8 +90,10 @@ def _memory_count(ns: str) -> int:
 
 
 def describe(counts: dict[str, int]) -> str:
-    """ "3 memories, 1 thread, ..." (kinds with none left out)."""
-    parts = [f"{n} {_label(kind, n)}" for kind, n in counts.items() if n]
+    """ "3 memories, 1 thread, ..." (kinds with none left out), in the order of KINDS: a
+    tombstone read back from PostgreSQL's jsonb has its keys in another order."""
+    ordered = sorted(counts, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+    parts = [f"{counts[kind]} {_label(kind, counts[kind])}" for kind in ordered if counts[kind]]
     return ", ".join(parts) or "nothing"
 
 

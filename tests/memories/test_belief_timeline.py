@@ -12,7 +12,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from memories.models import Memory
+from memories.models import Extraction, Memory
 from memories.store import timeline
 from memories.write.services import memory_create
 from tests.conftest import Actor
@@ -32,6 +32,10 @@ def moves(owner: Actor) -> list[Memory]:
     return list(held)
 
 
+def _extraction_of(memory: Memory) -> int:
+    return Extraction.objects.get(message_id=memory.source_message_id).pk
+
+
 def values(html: str) -> list[str]:
     return re.findall(r'<p class="belief-value"><strong>([^<]*)</strong>', html)
 
@@ -43,9 +47,10 @@ def test_the_selector_lists_the_values_oldest_first_with_who_decided(moves: list
     assert lyon.until is not None
     assert nantes.since <= lyon.until  # superseded when Nantes was learnt
     assert lille.until is None  # holds now
+    # Each decided by the extraction of the message that said it (the next one for Lyon's end).
     assert [(d.event, d.actor) for d in lyon.decisions] == [
-        ("created", "extraction:1"),
-        ("superseded", "extraction:2"),
+        ("created", f"extraction:{_extraction_of(lyon.memory)}"),
+        ("superseded", f"extraction:{_extraction_of(nantes.memory)}"),
     ]
     assert lyon.message_id  # learnt from a message in a thread
     assert lyon.memory.source_thread_id
@@ -62,7 +67,8 @@ def test_the_memory_page_shows_its_claims_timeline(
         assert "(this memory)" in html
         assert f'href="/memories/{moves[0].pk}/"' in html
         assert f"/threads/{moves[0].source_thread_id}/" in html
-        assert "superseded</strong> by <code>extraction:2</code>" in html
+        who = _extraction_of(moves[1])
+        assert f"superseded</strong> by <code>extraction:{who}</code>" in html
         assert "/beliefs/?namespace=user%3Aalice&amp;subject=user&amp;attribute=location" in html
 
 
