@@ -223,9 +223,12 @@ class Memory(models.Model):
             models.Index(
                 fields=["namespace", "slot"], name="memory_slot_idx", condition=~models.Q(slot="")
             ),
-            # The memories about one subject and attribute (dedup's claim lookup).
+            # The memories about one subject and attribute (dedup's claim lookup), newest
+            # last: a belief's timeline (memories.store.timeline) walks it backwards from
+            # the newest instead of sorting every holder (`bench pages`, a claim 6k memories
+            # hold at 100k: 23 ms of sorting -> an index walk of one page).
             models.Index(
-                fields=["namespace", "claim_subject", "claim_attribute"],
+                fields=["namespace", "claim_subject", "claim_attribute", "created_at"],
                 name="memory_claim_idx",
                 condition=~models.Q(claim_attribute=""),
             ),

@@ -106,29 +106,28 @@ def claim_of(memory: Memory) -> Claim | None:
     return Claim(memory.namespace, memory.claim_subject, memory.claim_attribute)
 
 
-def _claim_rows(claims: Sequence[Claim]) -> Q:
-    where = Q()
-    for claim in claims:
-        where |= Q(claim_subject=claim.subject, claim_attribute=claim.attribute)
-    return where
-
-
 def claim_timeline(claim: Claim, *, limit: int = TIMELINE_LIMIT) -> Timeline:
     """The newest ``limit`` memories that held ``claim``, oldest first, with who decided."""
-    rows = list(_about(claim.namespace, [claim]).order_by("-created_at", "-id")[: limit + 1])
+    rows = list(_newest(claim, limit + 1))
     more = len(rows) > limit
     beliefs = _beliefs(rows[:limit])
     return Timeline(claim, beliefs, more)
 
 
-def _about(namespace: str, claims: Sequence[Claim]) -> QuerySet[Memory]:
-    # ``~Q(claim_attribute="")`` is the partial index's own condition: SQLite uses an index
-    # of that kind only when the query states it.
+def _newest(claim: Claim, limit: int) -> QuerySet[Memory]:
+    """The newest ``limit`` memories holding ``claim``, newest first: the claim index
+    (namespace, subject, attribute, created_at) walked backwards. ``~Q(claim_attribute="")``
+    is the partial index's own condition: SQLite uses such an index only when the query
+    states it."""
     return (
-        Memory.objects.filter(namespace=namespace)
+        Memory.objects.filter(
+            namespace=claim.namespace,
+            claim_subject=claim.subject,
+            claim_attribute=claim.attribute,
+        )
         .filter(~Q(claim_attribute=""))
-        .filter(_claim_rows(claims))
         .only(*_COLUMNS)
+        .order_by("-created_at", "-id")[:limit]
     )
 
 
@@ -150,14 +149,10 @@ def changed_beliefs(namespace: str) -> list[Timeline]:
             break
     if not claims:
         return []
-    rows = _about(namespace, claims).order_by("-created_at", "-id")[
-        : PERSON_CLAIMS * TIMELINE_LIMIT
-    ]
-    held: dict[Claim, list[Memory]] = defaultdict(list)
-    for memory in rows:
-        found = held[Claim(namespace, memory.claim_subject, memory.claim_attribute)]
-        found.append(memory)
-    shown = {claim: held[claim][:PERSON_PER_CLAIM] for claim in claims}
+    # One query a claim, each a walk of the claim index from its newest: one OR of them all
+    # would sort every holder of every claim (87 ms at 100k, a claim 6k memories hold).
+    held = {claim: list(_newest(claim, PERSON_PER_CLAIM + 1)) for claim in claims}
+    shown = {claim: rows[:PERSON_PER_CLAIM] for claim, rows in held.items()}
     beliefs = _beliefs([m for memories in shown.values() for m in memories])
     by_id = {belief.memory.pk: belief for belief in beliefs}
     return [

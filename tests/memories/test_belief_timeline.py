@@ -91,6 +91,10 @@ def test_a_persons_page_shows_the_beliefs_that_changed(
     section = html.split('id="person-beliefs"')[1].split("</section>")[0]
     assert values(section) == ["lyon", "nantes", "lille"]
     assert "<code>location</code>" in section
+    with CaptureQueriesContext(connection) as captured:
+        timeline.changed_beliefs(NS)
+    # The claims that changed, the newest values of each (one query a claim), their decisions.
+    assert len(captured.captured_queries) == 3
 
 
 def test_a_decision_by_a_person_is_named(staff_client: Client, moves: list[Memory]) -> None:
@@ -132,6 +136,7 @@ def test_the_timeline_is_bounded(staff_client: Client) -> None:
     with CaptureQueriesContext(connection) as captured:
         timeline.claim_timeline(timeline.Claim(NS, "user", "mood"))
     assert len(captured.captured_queries) == 2  # the memories, then their decisions
+    assert "ORDER BY" in captured.captured_queries[0]["sql"]
     memories_sql = captured.captured_queries[0]["sql"]
     assert f"LIMIT {timeline.TIMELINE_LIMIT + 1}" in memories_sql
     if connection.vendor == "sqlite":
@@ -139,5 +144,6 @@ def test_the_timeline_is_bounded(staff_client: Client) -> None:
             cursor.execute(f"EXPLAIN QUERY PLAN {memories_sql}")
             plan = " ".join(str(row[-1]) for row in cursor.fetchall())
         assert "memory_claim_idx" in plan
+        assert "TEMP B-TREE" not in plan  # walked newest first, nothing sorted
     html = staff_client.get(f"/beliefs/?namespace={NS}&subject=user&attribute=mood").content
     assert "Older values are not shown." in html.decode()
