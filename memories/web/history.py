@@ -99,6 +99,10 @@ def _change(name: str, before: Any, after: Any) -> FieldChange:
         old, new = word_diff(before or "", after or "")
         return FieldChange(name, old, new)
     old_text, new_text = _shown(before), _shown(after)
+    if isinstance(before, list | dict) and isinstance(after, list | dict):
+        # Tags and other JSON: the items that changed are marked, not the whole list.
+        old, new = word_diff(old_text, new_text)
+        return FieldChange(name, old, new)
     if old_text == new_text:
         return FieldChange(name, _plain(old_text), _plain(new_text))
     return FieldChange(name, _marked(old_text, "del"), _marked(new_text, "ins"))

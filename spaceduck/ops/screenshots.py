@@ -672,7 +672,15 @@ def shoot(
             page.screenshot(path=str(out / name), full_page=True)
             print(f"{name}: {what}")
         page.goto(f"{base}/memories/{ids['memory']}/")
-        page.locator("ol.timeline.history").screenshot(path=str(out / "memory-diff.png"))
+        # The page's width, from the history's heading down: the edit's diff and its button.
+        box = page.locator("ol.timeline.history").bounding_box()
+        assert box is not None
+        top = max(0.0, box["y"] - 60)
+        page.screenshot(
+            path=str(out / "memory-diff.png"),
+            full_page=True,
+            clip={"x": 0, "y": top, "width": WIDTH, "height": max(HEIGHT, box["height"] + 80)},
+        )
         print(f"memory-diff.png: memory {ids['memory']}'s history, an edit as a diff")
         page.goto(
             f"{base}/beliefs/?"

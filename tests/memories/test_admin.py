@@ -269,10 +269,14 @@ def test_editing_content_in_the_admin_re_embeds_and_re_indexes_like_the_api(
     edited = MemoryEvent.objects.filter(memory_id=admin_id).last()
     api_edited = MemoryEvent.objects.filter(memory_id=api_id).last()
     assert (edited.event, edited.actor) == ("edited", "staff:admin")
-    assert edited.data == api_edited.data == {
-        "before": {"content": "The user likes green tea."},
-        "after": {"content": new},
-    }
+    assert (
+        edited.data
+        == api_edited.data
+        == {
+            "before": {"content": "The user likes green tea."},
+            "after": {"content": new},
+        }
+    )
 
 
 def test_saving_an_unchanged_memory_records_nothing(admin_client: Client, owner: Actor) -> None:

@@ -51,14 +51,20 @@ def test_an_edit_is_a_per_field_diff_with_the_changed_words_marked(
     memory = make("Alice plays the oboe on Sundays.")
     lifecycle.memory_edit(
         memory=memory,
-        changes={"content": "Alice plays the flute on Sundays.", "importance": 0.9},
+        changes={
+            "content": "Alice plays the flute on Sundays.",
+            "importance": 0.9,
+            "tags": ["music", "weekly"],
+        },
         actor="staff:bob",
     )
     html = page(staff_client, memory, **headers)
+    # A list: the items it gained are marked, not the whole list.
+    assert "[<ins>&quot;music&quot;, &quot;weekly&quot;</ins>]" in html
     assert '<table class="diff">' in html
     assert "Alice plays the <del>oboe</del> on Sundays." in html
     assert "Alice plays the <ins>flute</ins> on Sundays." in html
-    assert "<del>0.5</del>" in html
+    assert "<del>0.5</del>" in html  # a number is marked whole
     assert "<ins>0.9</ins>" in html
     assert "{&#x27;before&#x27;" not in html
     assert "{'before'" not in html
