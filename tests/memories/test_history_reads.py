@@ -348,6 +348,6 @@ def test_an_erase_record_says_what_went_in_plain_words(staff_client: Client) -> 
 def test_a_persons_facts_are_shown_as_json(staff_client: Client) -> None:
     set_fact(NS, "prefs", {"theme": "dark", "sound": False})
     html = staff_client.get(f"/people/?namespace={NS}").content.decode()
-    assert "&quot;theme&quot;: &quot;dark&quot;" in html
+    assert '<pre class="json">{\n  &quot;theme&quot;: &quot;dark&quot;,' in html
     assert "&#x27;theme&#x27;" not in html
     assert "False" not in html
