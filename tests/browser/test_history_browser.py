@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import Fact, Memory, MemoryEvent
+from memories.models import Conflict, Fact, Memory, MemoryEvent
 from memories.write.services import memory_create, set_fact
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -53,3 +53,31 @@ def test_edit_a_fact_inline(staff_page) -> None:  # type: ignore[no-untyped-def]
     assert "Fact 'prefs' in user:alice saved." in page.locator("#flash").inner_text()
     fact = Fact.objects.get(namespace="user:alice", key="prefs")
     assert (fact.value, fact.ttl_ms) == ({"theme": "dark"}, None)
+
+
+def test_undo_a_conflict_decision_from_the_inbox(staff_page) -> None:  # type: ignore[no-untyped-def]
+    claim = {"claim_subject": "user", "claim_attribute": "location", "claim_polarity": "affirmed"}
+    old, new = (
+        memory_create(namespace="user:alice", kind="fact", content=text, actor="t", status=status)
+        for text, status in (
+            ("The user lives in Lyon.", "active"),
+            ("The user lives in Nantes.", "candidate"),
+        )
+    )
+    Memory.objects.filter(pk=old.pk).update(claim_value="lyon", **claim)
+    Memory.objects.filter(pk=new.pk).update(claim_value="nantes", **claim)
+    pair = Conflict.objects.create(namespace="user:alice", old=old, new=new, reason="unsure")
+    page = staff_page
+    page.goto(f"{page.base}/review/conflicts/")
+    page.evaluate("window.__marker = 'same page'")
+    page.locator(f"#conflict-{pair.pk}").get_by_role("button", name="Replace", exact=True).click()
+    page.wait_for_selector("ul.decided-conflicts")
+    assert Memory.objects.get(pk=old.pk).status == "superseded"
+    page.locator("ul.decided-conflicts").get_by_role("button", name="Undo").click()
+    page.wait_for_selector(f"#conflict-{pair.pk}")
+    assert "decision undone" in page.locator("#flash").inner_text()
+    assert page.evaluate("window.__marker") == "same page"  # htmx swapped the inbox in place
+    assert (Memory.objects.get(pk=old.pk).status, Memory.objects.get(pk=new.pk).status) == (
+        "active",
+        "candidate",
+    )
