@@ -73,6 +73,7 @@ def test_a_save_goes_through_set_fact_and_is_recorded(
         html = response.content.decode()
         assert '<tr id="fact-' in html
         assert "saved" in html  # the flash, out of band
+        assert "by <code>staff:staff</code>" in html
     else:
         assert response.status_code == 302
         assert response["Location"] == "/facts/?" + urlencode({"namespace": NS})
@@ -84,6 +85,8 @@ def test_a_save_goes_through_set_fact_and_is_recorded(
         "ttl_ms": {"from": 60_000, "to": 3_600_000},
     }
     assert "dark" not in json.dumps(edited.data)  # no value kept in the record
+    listed = staff_client.get("/facts/").content.decode()
+    assert "by <code>staff:staff</code>" in listed  # the list says who set it last
 
 
 def test_an_empty_ttl_removes_it(staff_client: Client) -> None:

@@ -216,6 +216,7 @@ def fact_edit(request: HttpRequest) -> HttpResponse:
         return _edit_form(request, fact, form, status=error.status_code)
     messages.success(request, f"Fact {key!r} in {namespace} saved.")
     if request.htmx:  # type: ignore[attr-defined]
+        fact.set_by = staff_actor(request)  # type: ignore[attr-defined]  # as the list shows it
         row = _row(fact)
         response = render(request, EDIT + "#saved", {"row": row})
         response["HX-Retarget"] = f"#{row.dom_id}"  # the whole row, with its new value
