@@ -351,3 +351,28 @@ def test_a_persons_facts_are_shown_as_json(staff_client: Client) -> None:
     assert '<pre class="json">{\n  &quot;theme&quot;: &quot;dark&quot;,' in html
     assert "&#x27;theme&#x27;" not in html
     assert "False" not in html
+
+
+def test_the_new_actions_need_staff_and_a_csrf_token(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    memory = make("Alice plays the oboe.")
+    lifecycle.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
+    edit = MemoryEvent.objects.get(memory_id=memory.pk, event="edited")
+    pair = conflict()
+    set_fact(NS, "theme", "dark")
+    posts = [
+        (f"/memories/{memory.pk}/restore-version/", {"event": edit.pk}),
+        (f"/memories/{memory.pk}/undo-restore/", {}),
+        (f"/review/conflicts/{pair.pk}/undo/", {}),
+        ("/facts/edit/", {"namespace": NS, "key": "theme", "value": '"light"'}),
+    ]
+    for url, data in posts:
+        response = client.post(url, data)
+        assert response.status_code == 302, url
+        assert "/login/" in response["Location"]
+    staff = django_user_model.objects.create_user("eve", password="pw-12345678", is_staff=True)
+    checked = Client(enforce_csrf_checks=True)
+    checked.force_login(staff)
+    for url, data in posts:
+        assert checked.post(url, data).status_code == 403, url
+    memory.refresh_from_db()
+    assert memory.content == "Alice sings."
