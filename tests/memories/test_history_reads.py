@@ -346,9 +346,12 @@ def test_an_erase_record_says_what_went_in_plain_words(staff_client: Client) -> 
 
 
 def test_a_persons_facts_are_shown_as_json(staff_client: Client) -> None:
-    set_fact(NS, "prefs", {"theme": "dark", "sound": False})
+    set_fact(NS, "prefs", {"sound": False, "theme": "dark"})  # in jsonb's order too
     html = staff_client.get(f"/people/?namespace={NS}").content.decode()
-    assert '<pre class="json">{\n  &quot;theme&quot;: &quot;dark&quot;,' in html
+    assert (
+        '<pre class="json">{\n  &quot;sound&quot;: false,\n  &quot;theme&quot;: &quot;dark&quot;'
+        in html
+    )
     assert "&#x27;theme&#x27;" not in html
     assert "False" not in html
 
