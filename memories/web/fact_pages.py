@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import OuterRef, Subquery
@@ -52,7 +53,7 @@ class FactCursor:
 
 @dataclass
 class FactPage:
-    facts: list[Fact]
+    facts: Sequence[Fact]
     next_cursor: FactCursor | None  # where the next page starts, None on the last page
 
 
