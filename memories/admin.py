@@ -714,7 +714,12 @@ class FactAdmin(ServiceAdmin):
         existed = not change and Fact.objects.filter(namespace=namespace, key=key).exists()
         try:
             fact = services.set_fact(
-                namespace, key, data["value"], ttl_ms=data["ttl_ms"], provenance=data["provenance"]
+                namespace,
+                key,
+                data["value"],
+                ttl_ms=data["ttl_ms"],
+                provenance=data["provenance"],
+                actor=staff_actor(request),
             )
         except ServiceError as exc:
             not_saved(obj, f"The fact was not saved: {exc}", level=messages.ERROR)

@@ -22,6 +22,7 @@ PAGES = [
     "extractions, failed attempts",
     r"thread \(30 messages\)",
     "tokens /tokens/",
+    "belief timeline /beliefs/",
     r"person /people/\?namespace=",
     "activity /activity/",
     "activity, one namespace",

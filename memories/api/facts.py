@@ -94,7 +94,12 @@ def put_fact(
 ) -> Any:
     canonical = require_namespace(request, namespace, "write")
     return services.set_fact(
-        canonical, key, payload.value, ttl_ms=payload.ttl_ms, provenance=payload.provenance
+        canonical,
+        key,
+        payload.value,
+        ttl_ms=payload.ttl_ms,
+        provenance=payload.provenance,
+        actor=actor(request),
     )
 
 

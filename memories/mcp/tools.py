@@ -277,7 +277,9 @@ def set_fact(
     token = current_token()
     canonical = resolve_namespace(token, namespace, "write")
     payload = FactIn(value=value, ttl_ms=ttl_ms)
-    fact = services.set_fact(canonical, key, payload.value, ttl_ms=payload.ttl_ms)
+    fact = services.set_fact(
+        canonical, key, payload.value, ttl_ms=payload.ttl_ms, actor=actor(token)
+    )
     return dump(FactOut, fact)
 
 

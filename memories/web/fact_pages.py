@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from memories.models import Fact
+from memories.models import Fact, FactEvent
 from memories.store import selectors
 from spaceduck.core.errors import InvalidInput
 
@@ -51,7 +53,7 @@ class FactCursor:
 
 @dataclass
 class FactPage:
-    facts: list[Fact]
+    facts: Sequence[Fact]
     next_cursor: FactCursor | None  # where the next page starts, None on the last page
 
 
@@ -71,6 +73,9 @@ def fact_page(
         facts = facts.filter(key__gt=after.key)  # seeks (namespace = ?, key > ?)
     elif after is not None:
         facts = facts.extra(where=[_AFTER_SQL], params=[after.namespace, after.key])
+    # Who set each (its newest FactEvent): one seek of the fact_id index a row shown.
+    last = FactEvent.objects.filter(fact_id=OuterRef("pk")).order_by("-id").values("actor")[:1]
+    facts = facts.annotate(set_by=Subquery(last))
     rows = list(facts.order_by("namespace", "key")[: size + 1])
     shown = rows[:size]
     more = len(rows) > size

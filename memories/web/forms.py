@@ -6,6 +6,7 @@ They only check and convert input; the changes themselves are the services'
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from django import forms
@@ -19,6 +20,7 @@ from memories.store.selectors import (
     clean_namespace,
     has_control_characters,
 )
+from memories.write.services import MAX_TTL_MS
 from spaceduck.core.errors import InvalidInput
 from spaceduck.core.limits import CountedForm, limit_memory_form
 
@@ -169,3 +171,32 @@ class MemoryEditForm(forms.Form):
             for name in self.FIELDS
             if self.cleaned_data[name] != initial.get(name)
         }
+
+
+class FactEditForm(forms.Form):
+    """A fact's value and TTL, as ``PUT /api/facts/{namespace}/{key}`` takes them
+    (``memories.write.services.set_fact`` checks the rest: size, secrets)."""
+
+    value = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        strip=False,
+        help_text='Any JSON value: text in quotes ("tea"), a number, true, null, a list, '
+        "an object.",
+    )
+    ttl_ms = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_TTL_MS,
+        label="TTL (milliseconds)",
+        help_text="Counted from this save. Empty: the fact never expires.",
+    )
+
+    def clean_value(self) -> Any:
+        text = self.cleaned_data["value"]
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(
+                f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+                'text goes in double quotes, like "tea"'
+            ) from None

@@ -15,6 +15,10 @@ waits as a candidate; the old one stays as it was. A person then decides, here f
   gave or else one made from that text (the old title described the text it replaced),
   becomes active and supersedes the old one.
 
+A decision can be undone (``conflict_undo``) while its memories are as it left them: the
+superseded ones are live again, the new one a candidate with its own text again, and the
+conflict waits in the inbox again; each change is recorded as ``undone``.
+
 Deciding needs the ``approve`` permission: an agent cannot settle its own conflict. A
 conflict whose memories changed meanwhile (the candidate rejected in the candidate queue,
 either memory archived, superseded or deleted) is settled elsewhere: it leaves the inbox and
@@ -120,8 +124,12 @@ def _apply(conflict: Conflict, decision: str, actor: str, content: str, title: s
         # Validated and re-embedded as any edit (limits, the secrets firewall); its claim is
         # read again from the new text. The title is the person's, else made from the text
         # as the write path makes one: the candidate's described what it said before.
-        changes = {"content": content, "title": title or clip_title(content)}
-        memory_edit(memory=new, changes=changes, actor=actor)
+        memory_edit(
+            memory=new,
+            changes={"content": content, "title": title or clip_title(content)},
+            actor=actor,
+            reason=f"conflict {conflict.pk}: {_LABEL[decision]}",
+        )
     if new.status == MemoryStatus.CANDIDATE:
         new.status = MemoryStatus.ACTIVE
         new.updated_at = timezone.now()
@@ -131,11 +139,126 @@ def _apply(conflict: Conflict, decision: str, actor: str, content: str, title: s
             event=MemoryEvent.Event.PROMOTED,
             actor=actor,
             reason=f"conflict {conflict.pk} with memory {conflict.old_id}: {_LABEL[decision]}",
+            data={"status": {"from": MemoryStatus.CANDIDATE, "to": MemoryStatus.ACTIVE}},
         )
     if decision != "keep_both":
         for old in _replaced(conflict):
             _supersede(old, new, actor, f"conflict {conflict.pk}: {_LABEL[decision]}")
     _close(conflict, decision, actor)
+
+
+def conflict_undo(*, conflict: Conflict, actor: str, can_approve: bool) -> Conflict:
+    """Undo a person's decision (replace, keep both, merge): the memories it superseded are
+    as they were before, the new one is a candidate again (with its own text after a
+    merge), and the conflict is open again. Refused (ConflictError) when the memories
+    changed since: the new one no longer active, an old one no longer superseded by it,
+    the merged text edited again."""
+    if not can_approve:
+        raise PermissionDenied("undoing a conflict decision needs the 'approve' permission")
+    with transaction.atomic():
+        conflict = Conflict.objects.select_for_update().select_related("new").get(pk=conflict.pk)
+        if conflict.status != Conflict.Status.RESOLVED or conflict.resolution not in DECISIONS:
+            raise InvalidInput(f"conflict {conflict.pk} has no decision of a person to undo")
+        new = Memory.objects.select_for_update().get(pk=conflict.new_id)
+        if new.status != MemoryStatus.ACTIVE:
+            raise ConflictError(f"memory {new.pk} is {new.status} now: the decision stays")
+        tag = f"conflict {conflict.pk}: "
+        superseded = _superseded_by_decision(conflict, new, tag)
+        merged = _merge_edit(new, tag) if conflict.resolution == "merge" else None
+        for old, was in superseded:
+            old.status, old.superseded_by = was, None
+            old.updated_at = timezone.now()
+            old.save(update_fields=["status", "superseded_by", "updated_at"])
+            memory_history_record(
+                memory=old,
+                event=MemoryEvent.Event.UNDONE,
+                actor=actor,
+                reason=f"undo of {tag}{conflict.get_resolution_display()}",
+                data={"status": {"from": MemoryStatus.SUPERSEDED, "to": was}},
+            )
+        if merged is not None:
+            memory_edit(
+                memory=new,
+                changes={"content": merged},
+                actor=actor,
+                reason=f"undo of {tag}{conflict.get_resolution_display()}",
+                event=MemoryEvent.Event.UNDONE,
+            )
+        _unpromote(new, conflict, actor)
+        conflict.status, conflict.resolution = Conflict.Status.OPEN, ""
+        conflict.resolved_by, conflict.resolved_at = "", None
+        conflict.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
+    return conflict
+
+
+def undoable(memory: Memory) -> list[Conflict]:
+    """The conflicts of ``memory`` a person decided (newest first): what its page offers to
+    undo (``conflict_undo`` says whether it still can)."""
+    decided = Conflict.objects.filter(
+        Q(old=memory) | Q(new=memory),
+        status=Conflict.Status.RESOLVED,
+        resolution__in=DECISIONS,
+    )
+    return list(decided.order_by("-resolved_at", "-id")[:5])
+
+
+def _superseded_by_decision(conflict: Conflict, new: Memory, tag: str) -> list[tuple[Memory, str]]:
+    """The memories the decision superseded, each with the status it had before."""
+    if conflict.resolution == "keep_both":
+        return []
+    held = {m.pk: m for m in Memory.objects.select_for_update().filter(superseded_by=new)}
+    events = MemoryEvent.objects.filter(
+        memory_id__in=list(held), event=MemoryEvent.Event.SUPERSEDED, reason__startswith=tag
+    )
+    found = [(held[e.memory_id], (e.data or {}).get("from")) for e in events]
+    if conflict.old_id not in {m.pk for m, _ in found}:
+        raise ConflictError(
+            f"memory {conflict.old_id} is no longer superseded by memory {new.pk}: "
+            "the decision stays"
+        )
+    return [
+        (m, was if was in LIVE else MemoryStatus.ACTIVE)
+        for m, was in found
+        if m.status == MemoryStatus.SUPERSEDED
+    ]
+
+
+def _merge_edit(new: Memory, tag: str) -> str | None:
+    """The text the new memory had before the merge; ConflictError when edited since."""
+    edit = (
+        MemoryEvent.objects.filter(
+            memory_id=new.pk, event=MemoryEvent.Event.EDITED, reason__startswith=tag
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    data = edit.data if edit is not None and isinstance(edit.data, dict) else {}
+    before, after = data.get("before", {}), data.get("after", {})
+    if "content" not in before:
+        return None  # a merge that kept the text as it was
+    if "content" in after and after["content"] != new.content:
+        raise ConflictError(f"memory {new.pk} was edited after the merge: the decision stays")
+    return str(before["content"])
+
+
+def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:
+    """The new memory back to a candidate, when this decision is what made it active."""
+    promoted = MemoryEvent.objects.filter(
+        memory_id=new.pk,
+        event=MemoryEvent.Event.PROMOTED,
+        reason__startswith=f"conflict {conflict.pk} with ",
+    ).exists()
+    if not promoted:
+        return  # it was active before (a pair of live memories): it stays so
+    new.status, new.updated_at = MemoryStatus.CANDIDATE, timezone.now()
+    new.save(update_fields=["status", "updated_at"])
+    memory_history_record(
+        memory=new,
+        event=MemoryEvent.Event.UNDONE,
+        actor=actor,
+        reason=f"undo of conflict {conflict.pk}: {conflict.get_resolution_display()}",
+        data={"status": {"from": MemoryStatus.ACTIVE, "to": MemoryStatus.CANDIDATE}},
+    )
 
 
 _LABEL = {"replace": "replaced", "keep_both": "both kept", "merge": "edited into one"}
@@ -207,6 +330,7 @@ def _replaced(conflict: Conflict) -> list[Memory]:
 
 
 def _supersede(old: Memory, new: Memory, actor: str, reason: str) -> None:
+    was = old.status  # what an undo puts back
     old.status, old.superseded_by, old.updated_at = MemoryStatus.SUPERSEDED, new, timezone.now()
     old.save(update_fields=["status", "superseded_by", "updated_at"])
     memory_history_record(
@@ -214,7 +338,7 @@ def _supersede(old: Memory, new: Memory, actor: str, reason: str) -> None:
         event=MemoryEvent.Event.SUPERSEDED,
         actor=actor,
         reason=reason,
-        data={"superseded_by": new.pk},
+        data={"superseded_by": new.pk, "from": was},
     )
 
 
@@ -229,7 +353,9 @@ __all__ = [
     "DECISIONS",
     "conflict_get",
     "conflict_resolve",
+    "conflict_undo",
     "conflicts_resolve",
     "pending",
     "pending_count",
+    "undoable",
 ]

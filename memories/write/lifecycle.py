@@ -14,10 +14,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memories.extraction.claims import claim_of, stored_value
 from memories.extraction.firewall import screened
-from memories.models import Memory, MemoryEvent, MemoryStatus
+from memories.models import Memory, MemoryEvent, MemoryStatus, utc_text
 from memories.store import vector_index
 from memories.write.dedup import LIVE, open_contradictions
 from memories.write.forgetting import forget_memories
@@ -208,7 +209,7 @@ def memories_decide(
 
 def memories_undo(*, statuses: dict[int, tuple[str, str]], actor: str, what: str) -> BulkOutcome:
     """Put back the statuses a bulk decision changed (``BulkOutcome.statuses``): each memory
-    still as the decision left it goes back, with an ``edited`` event saying it was an undo;
+    still as the decision left it goes back, with an ``undone`` event saying what it undid;
     one that changed since is skipped with why. Superseded memories are never undone here
     (a supersession is reversed from the memory's page)."""
     changed: list[int] = []
@@ -226,7 +227,7 @@ def memories_undo(*, statuses: dict[int, tuple[str, str]], actor: str, what: str
                 _save(memory, ["status"])
                 memory_history_record(
                     memory=memory,
-                    event=MemoryEvent.Event.EDITED,
+                    event=MemoryEvent.Event.UNDONE,
                     actor=actor,
                     reason=f"undo of a bulk {what}",
                     data={"status": {"from": after, "to": before}},
@@ -248,8 +249,17 @@ def _decision_error(memory: Memory, decision: str) -> str | None:
     return None
 
 
-def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memory:
-    """Edit fields; a new content is re-hashed, re-embedded and re-indexed."""
+def memory_edit(
+    *,
+    memory: Memory,
+    changes: dict[str, Any],
+    actor: str,
+    reason: str = "",
+    event: str = MemoryEvent.Event.EDITED,
+) -> Memory:
+    """Edit fields; a new content is re-hashed, re-embedded and re-indexed. The history
+    entry keeps each changed field before and after (what the memory's page diffs); an
+    undo that puts text back records it as ``undone`` (``event``), not as a person's edit."""
     unknown = sorted(set(changes) - set(EDITABLE))
     if unknown:
         raise InvalidInput(f"not editable: {', '.join(unknown)}; editable: {', '.join(EDITABLE)}")
@@ -282,12 +292,155 @@ def memory_edit(*, memory: Memory, changes: dict[str, Any], actor: str) -> Memor
         _save(memory, fields)
         if vector is not None:
             vector_index.upsert([(memory.pk, memory.namespace, vector)])
+        after = {name: _jsonable(getattr(memory, name)) for name in changes}
         memory_history_record(
-            memory=memory, event=MemoryEvent.Event.EDITED, actor=actor, data={"before": before}
+            memory=memory,
+            event=event,
+            actor=actor,
+            reason=reason,
+            data={"before": before, "after": after},
         )
         if content_changed or "kind" in changes:
             open_contradictions(memory)  # its new claim may contradict another memory
     return memory
+
+
+# The entries that changed fields (a person's edit, or an undo putting text back).
+_EDITS = (MemoryEvent.Event.EDITED, MemoryEvent.Event.UNDONE)
+# Fields an edit's history keeps as ISO text (``_jsonable``) and a restore reads back.
+_DATES = ("occurred_at", "expires_at", "valid_from", "valid_until")
+
+
+def version_before(event: MemoryEvent) -> dict[str, Any]:
+    """The editable fields as they were before the edit ``event`` recorded (its ``before``),
+    as ``memory_edit`` takes them; {} for an entry that is not such an edit."""
+    before = event.data.get("before") if isinstance(event.data, dict) else None
+    if event.event not in _EDITS or not isinstance(before, dict):
+        return {}
+    version = {name: value for name, value in before.items() if name in EDITABLE}
+    for name in _DATES:
+        if isinstance(version.get(name), str):
+            version[name] = parse_datetime(version[name])
+    return version
+
+
+def memory_restore_version(*, memory: Memory, event_id: int, actor: str) -> list[str]:
+    """Put back the fields an edit changed, as they were before it (the memory's page's
+    *Restore this version*): a new edit through ``memory_edit`` (limits, firewall,
+    re-embedding, history), so it can itself be restored away. Returns the fields changed;
+    InvalidInput when the entry is not an edit of this memory or the memory holds that
+    version already."""
+    event = MemoryEvent.objects.filter(pk=event_id, memory_id=memory.pk).first()
+    version = version_before(event) if event is not None else {}
+    if event is None or not version:
+        raise InvalidInput(f"history entry {event_id} is not an edit of memory {memory.pk}")
+    changes = {
+        name: value
+        for name, value in version.items()
+        if _jsonable(value) != _jsonable(getattr(memory, name))
+    }
+    if not changes:
+        raise InvalidInput("the memory holds this version already: nothing to restore")
+    when = utc_text(event.created_at)
+    memory_edit(
+        memory=memory,
+        changes=changes,
+        actor=actor,
+        reason=f"restored the version before the edit of {when}",
+    )
+    return sorted(changes)
+
+
+def restore_to_undo(memory: Memory) -> MemoryEvent | None:
+    """The restore ``memory_undo_restore`` would undo: its newest status change, when that
+    is a person's restore (of an archived or superseded memory) and it is active since."""
+    if memory.status != MemoryStatus.ACTIVE:
+        return None
+    last = (
+        MemoryEvent.objects.filter(memory_id=memory.pk, event__in=_STATUS_EVENTS)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return last if last is not None and last.event == MemoryEvent.Event.RESTORED else None
+
+
+# The events that change a memory's status (an undo looks at the newest of them).
+_STATUS_EVENTS = (
+    MemoryEvent.Event.PROMOTED,
+    MemoryEvent.Event.SUPERSEDED,
+    MemoryEvent.Event.ARCHIVED,
+    MemoryEvent.Event.RESTORED,
+    MemoryEvent.Event.STALE,
+    MemoryEvent.Event.ACTIVATED,
+    MemoryEvent.Event.UNDONE,
+)
+
+
+def memory_undo_restore(*, memory: Memory, actor: str) -> Memory:
+    """Undo a restore: an archived memory goes back to the archive; one whose supersession
+    was reversed is superseded again by the same memory, and that memory (archived by the
+    reversal) is live again. Each is recorded as ``undone``. InvalidInput when the
+    memory's newest status change is not a restore, or its superseder is gone or changed."""
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        restore = restore_to_undo(memory)
+        if restore is None:
+            raise InvalidInput(
+                f"memory {memory.pk} has no restore to undo: its last status change is not one"
+            )
+        superseder_id = (restore.data or {}).get("was_superseded_by")
+        if superseder_id is None:
+            memory.status = MemoryStatus.ARCHIVED
+            _save(memory, ["status"])
+            memory_history_record(
+                memory=memory,
+                event=MemoryEvent.Event.UNDONE,
+                actor=actor,
+                reason="undo of a restore",
+                data={"status": {"from": MemoryStatus.ACTIVE, "to": MemoryStatus.ARCHIVED}},
+            )
+            return memory
+        _supersede_again(memory, int(superseder_id), actor)
+    return memory
+
+
+def _supersede_again(memory: Memory, superseder_id: int, actor: str) -> None:
+    superseder = Memory.objects.select_for_update().filter(pk=superseder_id).first()
+    if superseder is None:
+        raise InvalidInput(f"memory {superseder_id}, which superseded this one, was deleted")
+    if superseder.status == MemoryStatus.ARCHIVED:
+        # The reversal archived it: it comes back as it was before (its own history says).
+        archived = (
+            MemoryEvent.objects.filter(memory_id=superseder.pk, event=MemoryEvent.Event.ARCHIVED)
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        was = (archived.data or {}).get("from") if archived is not None else None
+        superseder.status = was if was in LIVE else MemoryStatus.ACTIVE
+        _save(superseder, ["status"])
+        memory_history_record(
+            memory=superseder,
+            event=MemoryEvent.Event.UNDONE,
+            actor=actor,
+            reason=f"undo of the reversal of its supersession of memory {memory.pk}",
+            data={"status": {"from": MemoryStatus.ARCHIVED, "to": superseder.status}},
+        )
+    elif superseder.status not in LIVE:
+        raise InvalidInput(
+            f"memory {superseder.pk}, which superseded this one, is {superseder.status} now"
+        )
+    memory.status, memory.superseded_by = MemoryStatus.SUPERSEDED, superseder
+    _save(memory, ["status", "superseded_by"])
+    memory_history_record(
+        memory=memory,
+        event=MemoryEvent.Event.UNDONE,
+        actor=actor,
+        reason="undo of a reversed supersession",
+        data={
+            "status": {"from": MemoryStatus.ACTIVE, "to": MemoryStatus.SUPERSEDED},
+            "superseded_by": superseder.pk,
+        },
+    )
 
 
 def _claim_again(memory: Memory) -> list[str]:

@@ -20,6 +20,7 @@ from memories.extraction.firewall import redacted, screened
 from memories.models import (
     Extraction,
     Fact,
+    FactEvent,
     Memory,
     MemoryEvent,
     MemoryScope,
@@ -198,12 +199,15 @@ def set_fact(
     value: Any,
     ttl_ms: int | None = None,
     provenance: dict[str, Any] | None = None,
+    *,
+    actor: str = "",
 ) -> Fact:
     """Upsert the fact at (namespace, key); the last write wins.
 
     ``created_at`` survives an upsert; ``updated_at`` is refreshed and the TTL
     counts from it. An upsert without ``ttl_ms`` clears the TTL, and provenance
     is replaced, never merged: the row always describes the latest write only.
+    Every write is recorded (a FactEvent: who, when, which parts changed; no value).
     """
     namespace, key = clean_namespace(ns), clean_fact_key(key)
     stored = _json_copy(value, "fact value")
@@ -225,14 +229,46 @@ def set_fact(
     with transaction.atomic():
         lock_for_write(f"fact:{namespace}:{key}")
         fact = Fact.objects.filter(namespace=namespace, key=key).first()
+        created = fact is None
         if fact is None:
             fact = Fact(namespace=namespace, key=key, created_at=now)
+        changed = _fact_changes(fact, stored, ttl_ms, provenance, created=created)
         fact.value = _storable(stored)
         fact.ttl_ms, fact.expires_at = ttl_ms, expires_at
         fact.provenance, fact.updated_at = provenance, now
         fact.save()
+        FactEvent.objects.create(
+            fact_id=fact.pk,
+            namespace=namespace,
+            event=FactEvent.Event.CREATED if created else FactEvent.Event.EDITED,
+            actor=actor,
+            data=changed,
+            created_at=now,
+        )
     fact.value = stored
     return fact
+
+
+def _fact_changes(
+    fact: Fact, value: Any, ttl_ms: int | None, provenance: Any, *, created: bool
+) -> dict[str, Any]:
+    """What a write changes, as its FactEvent keeps it: the names of the parts that
+    changed and the TTL's numbers (no value: see FactEvent)."""
+    if created:
+        return {"changed": ["value"], "ttl_ms": {"from": None, "to": ttl_ms}}
+    changed = [
+        name
+        for name, before, after in (
+            ("value", fact.value, value),
+            ("ttl_ms", fact.ttl_ms, ttl_ms),
+            ("provenance", fact.provenance, provenance),
+        )
+        if before != after
+    ]
+    data: dict[str, Any] = {"changed": changed}
+    if "ttl_ms" in changed:
+        data["ttl_ms"] = {"from": fact.ttl_ms, "to": ttl_ms}
+    return data
 
 
 # Who removed a fact whose TTL ran out (its tombstone's ``deleted_by``).

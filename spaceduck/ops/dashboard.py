@@ -10,6 +10,7 @@ page. They call the same services as the rest: ``spaceduck.ops.people`` to searc
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from memories.store import timeline
 from spaceduck.core.errors import InvalidInput, ServiceError
 from spaceduck.core.pages import error_response, staff_actor
 from spaceduck.models import NamespaceErasure
@@ -58,7 +60,7 @@ def people_search(request: HttpRequest) -> HttpResponse:
         "query": found.query,
         "base_query": urlencode({"q": found.query}),
         "kind": request.GET.get("kind", ""),
-        "erasures": NamespaceErasure.objects.all()[:ERASURES_SHOWN],
+        "erasures": _described(NamespaceErasure.objects.all()[:ERASURES_SHOWN]),
         "max_query": people.MAX_QUERY,
     }
     template = f"{SEARCH}#people-results" if getattr(request, "htmx", False) else SEARCH
@@ -80,10 +82,23 @@ def _person(request: HttpRequest) -> HttpResponse:
         "total": sum(person.counts.values()),
         "base_query": urlencode({"namespace": person.namespace}),
         "describe": describe(person.counts),
-        "erasures": NamespaceErasure.objects.filter(namespace=person.namespace)[:ERASURES_SHOWN],
+        "erasures": _described(
+            NamespaceErasure.objects.filter(namespace=person.namespace)[:ERASURES_SHOWN]
+        ),
     }
-    template = f"{PERSON}#person-rows" if getattr(request, "htmx", False) else PERSON
+    if getattr(request, "htmx", False):  # a page of one kind's rows
+        return render(request, f"{PERSON}#person-rows", context)
+    context["beliefs"] = timeline.changed_beliefs(person.namespace)
+    template = PERSON
     return render(request, template, context)
+
+
+def _described(erasures: Iterable[NamespaceErasure]) -> list[NamespaceErasure]:
+    """Each erasure with what went in plain words ("6 history entries, 1 fact")."""
+    shown = list(erasures)
+    for erasure in shown:
+        erasure.described = describe(erasure.counts)  # type: ignore[attr-defined]
+    return shown
 
 
 def _filename(namespace: str) -> str:

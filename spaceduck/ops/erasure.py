@@ -8,7 +8,8 @@ module: it deletes rows of both apps.
 What goes, in one transaction: memories (their keyword rows and vectors go with
 them by the tables' delete triggers on SQLite; on PostgreSQL the keyword documents
 are removed here, since its triggers only mark them), their history, conflicts,
-extractions (the candidates they record quote the messages), facts, threads and
+extractions (the candidates they record quote the messages), facts and the records of
+their writes, threads and
 their messages, notes and their supersession edges, the namespace's memory counts,
 and the admin's change-log entries about those rows (their titles quote content).
 What stays: a ``NamespaceErasure`` row (who, when, how many of each kind; no content),
@@ -31,6 +32,7 @@ from memories.models import (
     Deletion,
     Extraction,
     Fact,
+    FactEvent,
     Memory,
     MemoryEvent,
     Message,
@@ -52,6 +54,7 @@ KINDS: tuple[str, ...] = (
     "conflicts",
     "extractions",
     "facts",
+    "fact_history",
     "threads",
     "messages",
     "notes",
@@ -87,17 +90,24 @@ def _memory_count(ns: str) -> int:
 
 
 def describe(counts: dict[str, int]) -> str:
-    """ "3 memories, 1 thread, ..." (kinds with none left out)."""
-    parts = [f"{n} {_label(kind, n)}" for kind, n in counts.items() if n]
+    """ "3 memories, 1 thread, ..." (kinds with none left out), in the order of KINDS: a
+    tombstone read back from PostgreSQL's jsonb has its keys in another order."""
+    ordered = sorted(counts, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+    parts = [f"{counts[kind]} {_label(kind, counts[kind])}" for kind in ordered if counts[kind]]
     return ", ".join(parts) or "nothing"
 
 
+# Plain words for the kinds whose names are not (a memory's history is its "history entries").
+_WORDS = {
+    "memory_history": ("history entry", "history entries"),
+    "fact_history": ("fact change", "fact changes"),
+    "memories": ("memory", "memories"),
+}
+
+
 def _label(kind: str, n: int) -> str:
-    if kind == "memory_history":
-        return "history entry" if n == 1 else "history entries"
-    if n != 1:
-        return kind
-    return "memory" if kind == "memories" else kind.removesuffix("s")
+    one, many = _WORDS.get(kind, (kind.removesuffix("s"), kind))
+    return one if n == 1 else many
 
 
 def erase_namespace(namespace: str, *, by: str) -> NamespaceErasure:
@@ -117,7 +127,14 @@ def erase_namespace(namespace: str, *, by: str) -> NamespaceErasure:
             raise NotFound(f"namespace {ns!r} holds nothing to erase")
         memory_ids = list(rows["memories"].values_list("id", flat=True))
         _forget_admin_log(ns, memory_ids)
-        for kind in ("conflicts", "extractions", "memory_history", "facts", "notes"):
+        for kind in (
+            "conflicts",
+            "extractions",
+            "memory_history",
+            "facts",
+            "fact_history",
+            "notes",
+        ):
             rows[kind].delete()
         _delete_memories(memory_ids)
         rows["threads"].delete()  # messages go with their thread (on_delete=CASCADE)
@@ -137,6 +154,7 @@ def _rows(ns: str) -> dict[str, models.QuerySet]:  # type: ignore[type-arg]
         "conflicts": Conflict.objects.filter(namespace=ns),
         "extractions": Extraction.objects.filter(namespace=ns),
         "facts": Fact.objects.filter(namespace=ns),
+        "fact_history": FactEvent.objects.filter(namespace=ns),
         "threads": Thread.objects.filter(namespace=ns),
         "messages": Message.objects.filter(thread__namespace=ns),
         "notes": Note.objects.filter(namespace=ns),

@@ -355,9 +355,16 @@ def _namespace_page(ns: str, kind: str, page: int) -> KindPage:
         return _thread_page(ns, page)
     source = _SOURCES[kind]
     shown, more = _window(source.rows().filter(namespace=ns), page)
+    # A fact's value is JSON, shown indented as on the facts page (a search hit keeps the
+    # excerpt around the match on one line).
+    text = _pretty if kind == "facts" else _text
     return KindPage(
         kind,
-        [source.hit(row, "", _text(_value(row, source.fields[0]))) for row in shown],
+        [source.hit(row, "", text(_value(row, source.fields[0]))) for row in shown],
         page,
         more,
     )
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)

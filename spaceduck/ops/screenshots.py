@@ -30,7 +30,10 @@ screenshots at a 1280 px wide viewport (and two more: a phone, dark mode):
 - ``viewer-dark.png``: the memory viewer with the system's colour scheme dark;
 - ``context.png``: the agent view (the context block for user:demo's thread and a query);
 - ``tokens.png``: the API tokens page (in use, expiring, revoked);
-- ``people.png``: a person's data: a search for "Ada" across every namespace.
+- ``people.png``: a person's data: a search for "Ada" across every namespace;
+- ``memory-diff.png``: the history of the memory's page (an edit as a diff field by field,
+  with *Restore this version*);
+- ``belief.png``: what we believed when: the user's location over time (Bristol, then London).
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ SHOTS = (
     "context.png",
     "tokens.png",
     "people.png",
+    "memory-diff.png",
+    "belief.png",
 )
 
 
@@ -254,6 +259,14 @@ def seed() -> dict[str, int]:
     )
     home.refresh_from_db()
     Memory.objects.filter(pk=old_home.pk).update(status="superseded", superseded_by=home)
+    # What both claim: the user's location, Bristol then London (a belief's timeline).
+    location = {"claim_subject": "user", "claim_attribute": "location", "claim_mood": "asserted"}
+    Memory.objects.filter(pk=old_home.pk).update(
+        claim_value="bristol", claim_polarity="affirmed", **location
+    )
+    Memory.objects.filter(pk=home.pk).update(
+        claim_value="london", claim_polarity="affirmed", **location
+    )
     memory_history_record(
         memory=old_home,
         event=MemoryEvent.Event.SUPERSEDED,
@@ -270,7 +283,9 @@ def seed() -> dict[str, int]:
     )
     _conversation_records(thread, demo)
     lifecycle.memory_edit(
-        memory=home, changes={"tags": ["identity", "location", "home"]}, actor="staff:ada"
+        memory=home,
+        changes={"title": "Home in London", "tags": ["identity", "location", "home"]},
+        actor="staff:ada",
     )
     lifecycle.memory_archive(memory=home, actor="staff:ada", reason="checking the old address")
     lifecycle.memory_restore(memory=home, actor="staff:ada", reason="London is right")
@@ -659,6 +674,24 @@ def shoot(
             page.wait_for_selector(ready)  # the page's main part is there: nothing half-drawn
             page.screenshot(path=str(out / name), full_page=True)
             print(f"{name}: {what}")
+        page.goto(f"{base}/memories/{ids['memory']}/")
+        # The page's width, from the history's heading down: the edit's diff and its button.
+        box = page.locator("ol.timeline.history").bounding_box()
+        assert box is not None
+        top = max(0.0, box["y"] - 60)
+        page.screenshot(
+            path=str(out / "memory-diff.png"),
+            full_page=True,
+            clip={"x": 0, "y": top, "width": WIDTH, "height": max(HEIGHT, box["height"] + 80)},
+        )
+        print(f"memory-diff.png: memory {ids['memory']}'s history, an edit as a diff")
+        page.goto(
+            f"{base}/beliefs/?"
+            + _query({"namespace": "user:demo", "subject": "user", "attribute": "location"})
+        )
+        page.wait_for_selector("#belief ol.belief-timeline")
+        page.screenshot(path=str(out / "belief.png"), full_page=True)
+        print("belief.png: what we believed when (the user's location)")
 
         # The same session on a phone (390 px, drawn at twice the density) and in dark mode.
         session = context.storage_state()

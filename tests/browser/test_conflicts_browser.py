@@ -38,11 +38,12 @@ def test_the_inbox_without_javascript(browser, live_server, django_user_model) -
     from tests.browser.conftest import log_in
 
     tea = unsure_flip("The user prefers tea over coffee.", "The user prefers coffee over tea.")
-    unsure_flip(
+    seat = unsure_flip(
         "The user prefers window seats over aisle seats.",
         "The user prefers aisle seats over window seats.",
     )
-    unsure_flip("The user prefers cats over dogs.", "The user prefers dogs over cats.")
+    pet = unsure_flip("The user prefers cats over dogs.", "The user prefers dogs over cats.")
+    inbox = f"{live_server.url}/review/conflicts/"
     user = django_user_model.objects.create_user("ada", password="analytical-engine", is_staff=True)
     context = browser.new_context(java_script_enabled=False)
     log_in(context, live_server.url, user)
@@ -56,8 +57,10 @@ def test_the_inbox_without_javascript(browser, live_server, django_user_model) -
     assert "said again" in pair.locator(".why").inner_text()
 
     pair.get_by_role("button", name="Replace", exact=True).click()
-    page.wait_for_url(f"{live_server.url}/review/conflicts/")
+    # Back to the inbox, which offers to undo the decision just taken.
+    page.wait_for_url(f"{inbox}?undo={tea.conflicts_as_new.get().pk}")
     assert "replaced" in page.locator("#flash").inner_text()
+    assert page.locator("ul.decided-conflicts").get_by_role("button", name="Undo").count() == 1
     assert "The user prefers coffee over tea." in active()
     assert "The user prefers tea over coffee." not in active()
     hits = recall(RecallQuery(namespace=NS, text="tea or coffee?", top_k=10))
@@ -66,7 +69,7 @@ def test_the_inbox_without_javascript(browser, live_server, django_user_model) -
 
     seats = page.locator("article.conflict", has_text="window seats")
     seats.get_by_role("button", name="Keep both").click()
-    page.wait_for_url(f"{live_server.url}/review/conflicts/")
+    page.wait_for_url(f"{inbox}?undo={seat.conflicts_as_new.get().pk}")
     assert {
         "The user prefers window seats over aisle seats.",
         "The user prefers aisle seats over window seats.",
@@ -75,7 +78,7 @@ def test_the_inbox_without_javascript(browser, live_server, django_user_model) -
     pets = page.locator("article.conflict", has_text="dogs")
     pets.locator("textarea").fill("The user likes dogs and cats alike.")
     pets.get_by_role("button", name="Save as one").click()
-    page.wait_for_url(f"{live_server.url}/review/conflicts/")
+    page.wait_for_url(f"{inbox}?undo={pet.conflicts_as_new.get().pk}")
     assert "The user likes dogs and cats alike." in active()
     assert "The user prefers cats over dogs." not in active()
     assert page.get_by_text("No conflict is waiting").is_visible()

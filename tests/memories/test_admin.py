@@ -269,7 +269,14 @@ def test_editing_content_in_the_admin_re_embeds_and_re_indexes_like_the_api(
     edited = MemoryEvent.objects.filter(memory_id=admin_id).last()
     api_edited = MemoryEvent.objects.filter(memory_id=api_id).last()
     assert (edited.event, edited.actor) == ("edited", "staff:admin")
-    assert edited.data == api_edited.data == {"before": {"content": "The user likes green tea."}}
+    assert (
+        edited.data
+        == api_edited.data
+        == {
+            "before": {"content": "The user likes green tea."},
+            "after": {"content": new},
+        }
+    )
 
 
 def test_saving_an_unchanged_memory_records_nothing(admin_client: Client, owner: Actor) -> None:
@@ -305,7 +312,10 @@ def test_fields_outside_the_editable_ones_cannot_be_changed(
         memory.content_hash,
         "",
     )
-    assert MemoryEvent.objects.filter(memory_id=memory_id).last().data == {"before": {"title": ""}}
+    assert MemoryEvent.objects.filter(memory_id=memory_id).last().data == {
+        "before": {"title": ""},
+        "after": {"title": "Work"},
+    }
 
 
 def test_a_status_change_in_the_admin_is_a_recorded_transition(

@@ -185,10 +185,12 @@ def test_a_bulk_reject_can_be_undone_from_where_it_was_made(staff_client) -> Non
         assert set(Memory.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
             "candidate"
         }
-    reasons = MemoryEvent.objects.filter(memory_id=ids[0], event="edited").values_list(
+    # An undo is recorded as one, not as an edit (which would read as a person's word).
+    reasons = MemoryEvent.objects.filter(memory_id=ids[0], event="undone").values_list(
         "reason", flat=True
     )
     assert list(reasons) == ["undo of a bulk reject", "undo of a bulk reject"]
+    assert not MemoryEvent.objects.filter(memory_id=ids[0], event="edited").exists()
     # The same undo twice changes nothing; a forged one is refused.
     again = staff_client.post("/review/memories/", {"undo": token}, follow=True)
     assert "left as it is: it is candidate now" in again.content.decode()

@@ -129,7 +129,9 @@ class Command(BaseCommand):
             raise CommandError(
                 f"VALUE is not valid JSON ({exc}); quote text as JSON, e.g. '\"hello\"'"
             ) from None
-        fact = services.set_fact(options["namespace"], options["key"], value, ttl_ms=options["ttl"])
+        fact = services.set_fact(
+            options["namespace"], options["key"], value, ttl_ms=options["ttl"], actor="cli"
+        )
         self.stdout.write(f'Set "{fact.key}" in namespace "{fact.namespace}".')
 
     def _rm(self, options: dict[str, Any]) -> None:

@@ -15,9 +15,12 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.utils.http import urlencode
+from django.views.decorators.http import require_http_methods, require_POST
 
+from memories.models import Conflict
 from memories.store.selectors import clean_namespace
+from memories.web.views.memory import render_memory_page
 from memories.write import conflicts
 from spaceduck.core.errors import InvalidInput, ServiceError
 from spaceduck.core.pages import staff_actor
@@ -35,7 +38,11 @@ def inbox(request: HttpRequest) -> HttpResponse:
         return _decide(request)
     namespace, error = _namespace(request.GET.get("namespace", ""))
     status = 400 if error else 200
-    return _render(request, namespace, error, status)
+    return _render(request, namespace, error, status, _ids(request.GET.getlist("undo")))
+
+
+def _ids(raw: list[str]) -> list[int]:
+    return [int(i) for i in raw if i.isdigit()][:PAGE_SIZE]
 
 
 def _namespace(raw: str) -> tuple[str, str]:
@@ -48,13 +55,27 @@ def _namespace(raw: str) -> tuple[str, str]:
         return raw, str(exc)
 
 
-def _render(request: HttpRequest, namespace: str, error: str, status: int = 200) -> HttpResponse:
+def _render(
+    request: HttpRequest,
+    namespace: str,
+    error: str,
+    status: int = 200,
+    decided: list[int] | None = None,
+) -> HttpResponse:
     context: dict[str, Any] = {
         "namespace": namespace,
         "error": error,
         "pairs": [],
         "max_content": settings.MAX_MEMORY_CONTENT_CHARS,
         "max_title": settings.MAX_MEMORY_TITLE_CHARS,
+        # The decisions just taken, each with its Undo (while it is one to undo).
+        "decided": list(
+            Conflict.objects.filter(
+                pk__in=decided or [],
+                status=Conflict.Status.RESOLVED,
+                resolution__in=conflicts.DECISIONS,
+            ).order_by("-id")
+        ),
     }
     if not error:
         waiting = conflicts.pending(namespace).order_by("-id")
@@ -71,22 +92,53 @@ def _decide(request: HttpRequest) -> HttpResponse:
     # "content-<id>"); the bulk buttons send "decision" with the ticked "ids".
     row_decision, _, row_id = request.POST.get("row", "").partition(":")
     namespace, _error = _namespace(request.POST.get("namespace", ""))
+    decided: list[int] = []
     try:
         if row_decision:
-            _decide_one(request, row_decision, row_id)
+            decided = _decide_one(request, row_decision, row_id)
         else:
-            _decide_many(request)
+            decided = _decide_many(request)
     except ServiceError as exc:
         messages.error(request, str(exc))
         if request.htmx:  # type: ignore[attr-defined]
             return _render(request, namespace, "", status=getattr(exc, "status_code", 400))
     if request.htmx:  # type: ignore[attr-defined]
-        return _render(request, namespace, "")
+        return _render(request, namespace, "", decided=decided)
+    query = ([("namespace", namespace)] if namespace else []) + [("undo", i) for i in decided]
     target = reverse("memories:conflicts")
-    return HttpResponseRedirect(f"{target}?namespace={namespace}" if namespace else target)
+    return HttpResponseRedirect(f"{target}?{urlencode(query)}" if query else target)
 
 
-def _decide_one(request: HttpRequest, decision: str, raw_id: str) -> None:
+@staff_member_required
+@require_POST
+def undo(request: HttpRequest, conflict_id: int) -> HttpResponse:
+    """Undo a decision (``conflicts.conflict_undo``), from the inbox or a memory's page
+    (``memory``: the page to show again)."""
+    status = 200
+    try:
+        conflict = conflicts.conflict_get(conflict_id)
+        conflicts.conflict_undo(conflict=conflict, actor=staff_actor(request), can_approve=True)
+        messages.success(
+            request, f"Conflict {conflict_id}: decision undone; it waits in the inbox again."
+        )
+    except ServiceError as exc:
+        messages.error(request, str(exc))
+        status = exc.status_code
+    memory = request.POST.get("memory", "")
+    if memory.isdigit():
+        if request.htmx:  # type: ignore[attr-defined]
+            return render_memory_page(request, int(memory), status)
+        return HttpResponseRedirect(reverse("memories:memory", args=[int(memory)]))
+    namespace, _error = _namespace(request.POST.get("namespace", ""))
+    if request.htmx:  # type: ignore[attr-defined]
+        return _render(request, namespace, "", status=status)
+    target = reverse("memories:conflicts")
+    return HttpResponseRedirect(
+        f"{target}?{urlencode({'namespace': namespace})}" if namespace else target
+    )
+
+
+def _decide_one(request: HttpRequest, decision: str, raw_id: str) -> list[int]:
     if not raw_id.isdigit():
         raise _Bad("choose a conflict (its id is a number)")
     conflict = conflicts.conflict_get(int(raw_id))
@@ -100,9 +152,10 @@ def _decide_one(request: HttpRequest, decision: str, raw_id: str) -> None:
         title=request.POST.get(f"title-{raw_id}", "") if merge else "",
     )
     messages.success(request, f"Conflict {conflict.pk}: {_DONE.get(decision, decision)}.")
+    return [conflict.pk]
 
 
-def _decide_many(request: HttpRequest) -> None:
+def _decide_many(request: HttpRequest) -> list[int]:
     ids = request.POST.getlist("ids")
     if not ids:
         raise _Bad("tick at least one conflict, then choose what to do with them")
@@ -119,6 +172,7 @@ def _decide_many(request: HttpRequest) -> None:
         messages.success(request, f"{len(done)} conflicts: {_DONE.get(decision, decision)}.")
     for conflict_id, why in skipped.items():
         messages.warning(request, f"Conflict {conflict_id} left as it was: {why}.")
+    return done
 
 
 class _Bad(ServiceError):

@@ -1,8 +1,9 @@
-"""The facts pages: live facts by namespace, and deleting one after confirming.
+"""The facts pages: live facts by namespace, editing one, and deleting one after confirming.
 
 A fact key may contain "/" (and anything else but control characters), so the namespace
-and key travel as query or form fields, never in the path. Deleting goes through
-``services.delete_fact``, the service ``DELETE /api/facts/{namespace}/{key}`` calls.
+and key travel as query or form fields, never in the path. Editing goes through
+``services.set_fact`` and deleting through ``services.delete_fact``: the services
+``PUT`` and ``DELETE /api/facts/{namespace}/{key}`` call (both recorded).
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memories.models import Fact
 from memories.store import selectors
 from memories.web import fact_pages
+from memories.web.forms import FactEditForm
 from memories.write import services
-from spaceduck.core.errors import InvalidInput
+from spaceduck.core.errors import InvalidInput, ServiceError
 from spaceduck.core.pages import error_response, staff_actor
 
 LIST = "memories/facts.html"
 CONFIRM = "memories/fact_delete.html"
+EDIT = "memories/fact_edit.html"
 
 
 @dataclass
@@ -41,6 +44,7 @@ class FactRow:
     provenance: list[tuple[str, str]]  # what the writer recorded, each value as JSON text
     dom_id: str  # the row's element id (keys may hold any character, so a digest)
     delete_url: str
+    edit_url: str
 
 
 def _dom_id(namespace: str, key: str) -> str:
@@ -72,7 +76,12 @@ def _row(fact: Fact) -> FactRow:
         ],
         dom_id=_dom_id(fact.namespace, fact.key),
         delete_url=_delete_url(fact.namespace, fact.key),
+        edit_url=_edit_url(fact.namespace, fact.key),
     )
+
+
+def _edit_url(namespace: str, key: str) -> str:
+    return reverse("memories:fact-edit") + "?" + urlencode({"namespace": namespace, "key": key})
 
 
 # --- The list ------------------------------------------------------------------------
@@ -169,6 +178,69 @@ def fact_delete(request: HttpRequest) -> HttpResponse:
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, CONFIRM + "#deleted", context)
     return HttpResponseRedirect(context["back"])
+
+
+# --- Edit -------------------------------------------------------------------------------
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def fact_edit(request: HttpRequest) -> HttpResponse:
+    """GET: the form (htmx: inline in the fact's row); POST: saved through set_fact (as PUT
+    does, recorded), then the list (htmx: the row again). Bad JSON, a TTL out of range or a
+    value the service refuses: the form again with the message, 400/422."""
+    data = request.POST if request.method == "POST" else request.GET
+    try:
+        namespace, key = _fact_fields(data)
+    except InvalidInput as error:
+        return error_response(request, str(error), 400)
+    fact = selectors.get_fact(namespace, key)
+    if fact is None:
+        return error_response(request, f"fact {key!r} not found in {namespace} (or expired)", 404)
+    if request.method == "GET":
+        initial = {"value": _json(fact.value), "ttl_ms": fact.ttl_ms}
+        return _edit_form(request, fact, FactEditForm(initial=initial, auto_id=_ids(fact)))
+    form = FactEditForm(request.POST, auto_id=_ids(fact))
+    if not form.is_valid():
+        return _edit_form(request, fact, form, status=400)
+    try:
+        fact = services.set_fact(
+            namespace,
+            key,
+            form.cleaned_data["value"],
+            ttl_ms=form.cleaned_data["ttl_ms"],
+            actor=staff_actor(request),
+        )
+    except ServiceError as error:
+        form.add_error(None, str(error))
+        return _edit_form(request, fact, form, status=error.status_code)
+    messages.success(request, f"Fact {key!r} in {namespace} saved.")
+    if request.htmx:  # type: ignore[attr-defined]
+        fact.set_by = staff_actor(request)  # type: ignore[attr-defined]  # as the list shows it
+        row = _row(fact)
+        response = render(request, EDIT + "#saved", {"row": row})
+        response["HX-Retarget"] = f"#{row.dom_id}"  # the whole row, with its new value
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    return HttpResponseRedirect(_back(request, _list_url(namespace)))
+
+
+def _ids(fact: Fact) -> str:
+    """Field ids of the fact's own form: a page may show several inline."""
+    return f"{_dom_id(fact.namespace, fact.key)}-%s"
+
+
+def _edit_form(
+    request: HttpRequest, fact: Fact, form: FactEditForm, status: int = 200
+) -> HttpResponse:
+    context = {
+        "row": _row(fact),
+        "form": form,
+        "back": _back(request, _list_url(fact.namespace)),
+        "inline": bool(request.htmx),  # type: ignore[attr-defined]
+    }
+    template = EDIT + "#edit-form" if request.htmx else EDIT  # type: ignore[attr-defined]
+    return render(request, template, context, status=status)
 
 
 def _back(request: HttpRequest, default: str) -> str:

@@ -22,7 +22,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from memories.models import Memory, MemoryStatus
 from memories.recall.hybrid import RecallHit, RecallQuery, recall
-from memories.store import selectors
+from memories.store import selectors, timeline
+from memories.web import history
 from memories.web.forms import MemoryEditForm, MemoryFilterForm
 from memories.write import conflicts, lifecycle, services
 from spaceduck.core.errors import ServiceError
@@ -157,11 +158,20 @@ def _memory_or_404(memory_id: int) -> Memory:
     return memory
 
 
+# Values of the memory's own claim shown on its page (the claim's page shows more).
+PAGE_TIMELINE = 12
+
+
 def _page_context(memory: Memory, form: MemoryEditForm | None = None) -> dict[str, Any]:
+    claim = timeline.claim_of(memory)
+    events = list(selectors.memory_history(memory_id=memory.pk))
     return {
         "memory": memory,
         "provenance": selectors.memory_provenance(memory),
-        "history": list(selectors.memory_history(memory_id=memory.pk)),
+        "history": history.entries(memory, events),
+        "restore_to_undo": lifecycle.restore_to_undo(memory),
+        "decided_conflicts": conflicts.undoable(memory),
+        "timeline": timeline.claim_timeline(claim, limit=PAGE_TIMELINE) if claim else None,
         "supersedes": list(memory.supersedes.all().order_by("-updated_at")),
         "form": form or MemoryEditForm(initial=_editable(memory)),
         "editing": form is not None,
@@ -179,6 +189,15 @@ def _render_page(
 ) -> HttpResponse:
     template = PAGE + "#memory-page" if request.htmx else PAGE  # type: ignore[attr-defined]
     return render(request, template, _page_context(memory, form), status=status)
+
+
+def render_memory_page(request: HttpRequest, memory_id: int, status: int = 200) -> HttpResponse:
+    """A memory's page (its partial for htmx) after an action taken elsewhere (an undo of
+    one of its conflicts); the viewer when the memory is gone."""
+    memory = Memory.objects.filter(pk=memory_id).first()
+    if memory is None:
+        return error_response(request, f"memory {memory_id} not found", 404)
+    return _render_page(request, _memory_or_404(memory_id), status=status)
 
 
 @staff_member_required
@@ -249,6 +268,42 @@ def memory_reverse(request: HttpRequest, memory_id: int) -> HttpResponse:
         messages.error(request, str(error))
         return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
     return _after_action(request, memory, "Supersession reversed: this memory is active again.")
+
+
+@staff_member_required
+@require_POST
+def memory_restore_version(request: HttpRequest, memory_id: int) -> HttpResponse:
+    """*Restore this version*: the fields an edit changed, as they were before it; a new
+    edit through lifecycle.memory_edit (the service PATCH /api/memories/{id} uses)."""
+    memory = _memory_or_404(memory_id)
+    raw = request.POST.get("event", "")
+    try:
+        if not raw.isdigit():
+            raise _Bad("choose the history entry to restore (its number)")
+        restored = lifecycle.memory_restore_version(
+            memory=memory, event_id=int(raw), actor=staff_actor(request)
+        )
+    except ServiceError as error:
+        messages.error(request, str(error))
+        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
+    return _after_action(request, memory, f"Restored: {', '.join(restored)}.")
+
+
+@staff_member_required
+@require_POST
+def memory_undo_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
+    """Undo a restore: back to the archive, or superseded again by the same memory."""
+    memory = _memory_or_404(memory_id)
+    try:
+        lifecycle.memory_undo_restore(memory=memory, actor=staff_actor(request))
+    except ServiceError as error:
+        messages.error(request, str(error))
+        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
+    return _after_action(request, memory, f"Restore undone: memory {memory.pk} is {memory.status}.")
+
+
+class _Bad(ServiceError):
+    """A form that does not say what to do (400)."""
 
 
 @staff_member_required

@@ -37,9 +37,14 @@ the people search for one word): they are reported apart and held to ``bench rec
 target, not to the pages' 50 ms. The person page (``/people/?namespace=``: counts and
 newest rows of each kind) is held to the 50 ms.
 
+A share of the facts and episodes (CLAIM_SHARE) claim something about the user: an
+attribute drawn from CLAIM_ATTRIBUTES with a Zipf-like skew (the first, ``location``,
+is held by thousands of memories of ``user:big``: the worst case of a belief's timeline,
+``/beliefs/``, which is timed for it), a value from a few dozen.
+
 One memory of ``user:big`` is written through the services with a source
 message, an extraction, an edit, an archive and restore (history) and a memory
-it superseded: that is the memory page timed.
+it superseded (both claiming the user's location): that is the memory page timed.
 
 Each page is requested through the whole Django stack with
 ``django.test.Client`` (a staff user logged in with ``force_login``: sessions,
@@ -108,6 +113,9 @@ SOURCES = [
     ("api", 0.30),
 ]
 SUBTYPES = ["constraint", "workflow", "behavioral"]
+CLAIM_SHARE = 0.3  # of the facts and episodes
+CLAIM_ATTRIBUTES = 500  # "location" first (the most held), then attr-1 ...
+CLAIM_VALUES = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -353,6 +361,7 @@ def _seed_namespaces(
             "updated_at": updated,
             "last_seen_at": updated,
         }
+        columns |= _claims(rng, kinds)
         messages, extractions = [], []
         for i in np.flatnonzero(statuses == "candidate").tolist():
             # As the extraction pipeline leaves a candidate: learnt from a message, unsure.
@@ -404,6 +413,29 @@ def _seed_namespaces(
         seeded.candidates += len(messages)
 
 
+def _claims(rng: np.random.Generator, kinds: list[str]) -> dict[str, list[Any]]:
+    """The claim columns: CLAIM_SHARE of the facts and episodes claim an attribute of the
+    user (Zipf-like: a few attributes are held by many memories), the rest none."""
+    n = len(kinds)
+    claimed = (rng.random(size=n) < CLAIM_SHARE) & np.isin(kinds, ["fact", "episode"])
+    ranks = np.minimum(rng.zipf(1.3, size=n), CLAIM_ATTRIBUTES) - 1
+    values = rng.integers(0, CLAIM_VALUES, size=n)
+    attribute = [
+        ("location" if r == 0 else f"attr-{r}") if c else ""
+        for r, c in zip(ranks.tolist(), claimed.tolist(), strict=True)
+    ]
+    return {
+        "claim_subject": ["user" if c else "" for c in claimed.tolist()],
+        "claim_attribute": attribute,
+        "claim_value": [
+            f"value-{v}" if c else ""
+            for v, c in zip(values.tolist(), claimed.tolist(), strict=True)
+        ],
+        "claim_polarity": ["affirmed" if c else "" for c in claimed.tolist()],
+        "claim_mood": ["asserted" if c else "" for c in claimed.tolist()],
+    }
+
+
 def _verdict(memory_id: int, kind: str, content: str, confidence: float) -> dict[str, Any]:
     return {
         "candidate": {"kind": kind, "content": content, "confidence": confidence, "stage": "rules"},
@@ -425,6 +457,14 @@ def _threads(namespaces: list[str], per_namespace: dict[str, int]) -> dict[str, 
         rows += [Thread(id=i, namespace=namespace, title=f"conversation {i}") for i in ids]
     Thread.objects.bulk_create(rows, batch_size=INSERT_BATCH)
     return threads_of
+
+
+_LOCATION = {
+    "claim_subject": "user",
+    "claim_attribute": "location",
+    "claim_polarity": "affirmed",
+    "claim_mood": "asserted",
+}
 
 
 def _memory_with_a_past() -> int:
@@ -456,8 +496,12 @@ def _memory_with_a_past() -> int:
         context=said,
         actor="extraction",
     )
-    Memory.objects.filter(pk=memory.pk).update(source_message=message, source_thread=thread)
-    Memory.objects.filter(pk=old.pk).update(status="superseded", superseded_by=memory)
+    Memory.objects.filter(pk=memory.pk).update(
+        source_message=message, source_thread=thread, claim_value="lisbon", **_LOCATION
+    )
+    Memory.objects.filter(pk=old.pk).update(
+        status="superseded", superseded_by=memory, claim_value="porto", **_LOCATION
+    )
     memory.refresh_from_db()
     Extraction.objects.create(
         message=message,
@@ -776,6 +820,14 @@ def _pages(f: Fixtures) -> list[Page]:
         (f"thread ({f.thread_messages} messages)", lambda _: f"/threads/{f.thread_id}/", False),
         ("context preview /context/", context, True),
         ("tokens /tokens/", lambda _: "/tokens/", False),
+        (
+            "belief timeline /beliefs/",
+            lambda _: (
+                "/beliefs/?"
+                + urlencode({"namespace": BIG, "subject": "user", "attribute": "location"})
+            ),
+            False,
+        ),
         (
             "person /people/?namespace=",
             lambda _: "/people/?" + urlencode({"namespace": BIG}),

@@ -20,6 +20,7 @@ from memories.models import (
     Deletion,
     Extraction,
     Fact,
+    FactEvent,
     Memory,
     MemoryEvent,
     Message,
@@ -94,6 +95,7 @@ TYPES: tuple[RecordType, ...] = (
     RecordType("conflict", Conflict),
     RecordType("extraction", Extraction),
     RecordType("fact", Fact, unique=(("namespace", "key"),)),
+    RecordType("fact_event", FactEvent),  # who wrote a fact when (no value)
     RecordType("note", Note, unique=(("uid",),)),
     RecordType(
         "note_edge",
