@@ -359,3 +359,25 @@ def test_every_page_says_memory_is_off_and_the_recall_box_what_agents_get(
     assert 'id="recall-off"' in hits
     assert "no memories" in hits
     assert "Alice likes tea." in hits  # what they would get when it is on
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+def test_with_memory_off_a_person_still_edits_and_every_page_says_it_is_off(
+    staff_client: Client, owner: Actor, htmx: bool
+) -> None:
+    """Memory off stops agents, not the people who review: an edit on the dashboard goes
+    through (the same service), and the page it lands on carries the banner."""
+    memory_id = _a_memory(owner)
+    _switch_memory_off(staff_client)
+    headers = {"HX-Request": "true"} if htmx else {}
+    edited = staff_client.post(
+        f"/memories/{memory_id}/edit/",
+        {"content": "The user likes green tea.", "importance": "0.5", "confidence": "0.9",
+         "scope": "global", "title": "", "summary": "", "tags": ""},
+        headers=headers,
+    )  # fmt: skip
+    assert edited.status_code in (200, 302), edited.content[:300]
+    assert Memory.objects.get(pk=memory_id).content == "The user likes green tea."
+    page = staff_client.get(f"/memories/{memory_id}/").content.decode()
+    assert 'id="memory-off-banner"' in page
+    assert owner.patch(f"/api/memories/{memory_id}", {"title": "x"}).status_code == 409

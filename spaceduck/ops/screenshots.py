@@ -33,7 +33,8 @@ screenshots at a 1280 px wide viewport (and two more: a phone, dark mode):
 - ``people.png``: a person's data: a search for "Ada" across every namespace;
 - ``memory-diff.png``: the history of the memory's page (an edit as a diff field by field,
   with *Restore this version*);
-- ``belief.png``: what we believed when: the user's location over time (Bristol, then London).
+- ``belief.png``: what we believed when: the user's location over time (Bristol, then London);
+- ``activity.png``: the activity log: every decision and change, by people and agents.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ SHOTS = (
     "people.png",
     "memory-diff.png",
     "belief.png",
+    "activity.png",
 )
 
 
@@ -692,6 +694,11 @@ def shoot(
         page.wait_for_selector("#belief ol.belief-timeline")
         page.screenshot(path=str(out / "belief.png"), full_page=True)
         print("belief.png: what we believed when (the user's location)")
+
+        page.goto(f"{base}/activity/")
+        page.wait_for_selector("#activity-list")
+        page.screenshot(path=str(out / "activity.png"), full_page=True)
+        print("activity.png: who did what, newest first (people and agents)")
 
         # The same session on a phone (390 px, drawn at twice the density) and in dark mode.
         session = context.storage_state()
