@@ -225,6 +225,10 @@ EXTRACTION_STUCK_SECONDS = env_int("SPACEDUCK_EXTRACTION_STUCK_SECONDS", 300, mi
 # Where the MCP endpoint (manage.py mcp --http) listens, HOST:PORT: /api/health asks it and
 # says "degraded" when it does not answer. `serve --mcp HOST:PORT` sets it for its web server.
 MCP_ADDRESS = env_str("SPACEDUCK_MCP_ADDRESS", "")
+# When `serve` started its web server and worker (a Unix time; serve sets it for them, 0 is
+# "not under serve"): /api/health says "starting", not "degraded", until the worker's first
+# heartbeat was due (spaceduck.core.worker.worker_state).
+SERVE_STARTED_AT = env_float("SPACEDUCK_SERVE_STARTED_AT", 0.0, minimum=0.0)
 
 # --- Web server (manage.py serve: gunicorn) ---------------------------------------------
 # Processes rather than threads: requests are CPU-bound Python, so threads of one

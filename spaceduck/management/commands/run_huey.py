@@ -53,7 +53,12 @@ class Command(run_huey.Command):
                 "process. For more processes, start more `manage.py worker` commands."
             )
         me = worker_id()
-        warm()
+        try:
+            warm()
+        except KeyboardInterrupt:  # stopped (serve's SIGINT, a Ctrl-C) while loading models
+            self.stderr.write("Stopped while loading the models; nothing was running.")
+            gc.freeze()  # see below
+            return
         heartbeat_beat(worker=me)
         recover_extractions()
         stop = threading.Event()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import gc
 import os
 import signal
 import subprocess
@@ -135,6 +136,8 @@ class Command(BaseCommand):
         # Ctrl-C and a service manager's SIGTERM both mean "stop cleanly".
         signal.signal(signal.SIGINT, self._stop)
         signal.signal(signal.SIGTERM, self._stop)
+        # Health says "starting" until the worker's first beat is due (core/worker.py).
+        os.environ["SPACEDUCK_SERVE_STARTED_AT"] = f"{time.time():.3f}"
         children = self._children(options["no_worker"], mcp)
         web = self._start_web(options["addrport"], mcp)
         try:
@@ -148,6 +151,7 @@ class Command(BaseCommand):
                 self.stopping.wait(0.5)
         finally:
             self._stop_all(web, children)
+            gc.freeze()  # as its children do (core/gunicorn_hooks.py): no heap walk at exit
         if web.returncode not in (0, None) and not self.stopping.is_set():
             raise CommandError(f"the web server exited with code {web.returncode}")
 
