@@ -67,6 +67,17 @@ def test_the_redis_client_is_loaded_when_the_queue_is_on_redis(tmp_path: Path) -
     assert "psycopg" not in loaded  # huey's PostgreSQL queue is never used
 
 
+def test_the_apps_are_configured_by_their_own_configs() -> None:
+    """spaceduck/apps.py holds two configs: the app's own (whose ready() registers the
+    start-up checks) must still be the one Django picks for "spaceduck"."""
+    from django.apps import apps
+
+    from spaceduck.apps import LazyAdminConfig, SpaceduckConfig
+
+    assert type(apps.get_app_config("spaceduck")) is SpaceduckConfig
+    assert type(apps.get_app_config("admin")) is LazyAdminConfig
+
+
 def test_the_admin_s_checks_still_see_every_model_admin() -> None:
     """The admin is discovered lazily (spaceduck.apps.LazyAdminConfig): its checks
     discover it first."""
