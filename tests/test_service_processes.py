@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -140,6 +141,32 @@ def test_serve_stops_within_5_s_and_a_restart_on_the_same_port_works(
     output = again.stdout.read() if again.stdout else ""
     assert again.returncode == 0, output
     assert "Address already in use" not in output
+
+
+def test_a_serve_killed_outright_takes_its_children_and_frees_the_port(
+    migrated_env: dict[str, str],
+) -> None:
+    """Its children run in process groups of their own (a Ctrl-C reaches serve alone), so
+    a SIGKILL of serve's group alone would leave them, gunicorn holding the port: they get
+    SIGTERM from the kernel when serve dies."""
+    port = free_port()
+    server = start_manage(migrated_env, "serve", f"127.0.0.1:{port}", new_session=True)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/api/health", server)
+        children = children_of(server.pid)
+        grandchildren = [pid for child in children for pid in children_of(child)]
+        assert len(children) == 2  # gunicorn's master and the worker
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    wait_until(
+        lambda: not any(is_running(pid) for pid in [*children, *grandchildren]),
+        30,
+        "serve's children to stop",
+    )
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+        sock.bind(("127.0.0.1", port))  # OSError "Address already in use" if still held
 
 
 def test_a_changed_embedding_dimension_stops_start_up_until_reindex(
