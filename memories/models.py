@@ -11,7 +11,6 @@ from django.db import models
 from django.utils import timezone
 
 from spaceduck.core.ids import client_id_of, client_keys, key_length, namespaced_key
-from spaceduck.core.limits import in_utc
 
 
 def new_id() -> str:
@@ -308,6 +307,10 @@ def validity_problem(valid_from: datetime | None, valid_until: datetime | None) 
 
 def utc_text(at: datetime) -> str:
     """``at`` to the minute in UTC, as history reasons and messages write it."""
+    # Here, not at the top: spaceduck.core.limits imports the API's schema library (ninja,
+    # pydantic: ~0.2 s), which loading the models at every start need not pay.
+    from spaceduck.core.limits import in_utc
+
     return f"{in_utc(at):%Y-%m-%d %H:%M} UTC"
 
 

@@ -1,4 +1,10 @@
-"""Huey tasks of the memories app: extraction after every message, periodic maintenance."""
+"""Huey tasks of the memories app: extraction after every message, periodic maintenance.
+
+Every process imports this module at start-up (MemoriesConfig.ready registers the tasks),
+so each task imports what it runs when it runs: the extraction pipeline, the write path
+and numpy cost ~0.5 s of CPU that `manage.py help` or a web process that only enqueues
+need not pay.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,6 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
-from memories.store import keyword_index, vector_index
-from memories.upkeep.compaction import run_compaction, run_ttl_gc
-from memories.upkeep.reembed import run_reembed
-from memories.upkeep.staleness import mark_stale
-from memories.write.runner import retry_delay, run_extraction
 from spaceduck.core.queue import queued
 
 
@@ -24,6 +25,8 @@ def extract_message(extraction_id: int) -> None:
     Returns nothing: huey keeps a task's non-None result in its queue file until
     someone reads it, and the outcome lives on the Extraction record.
     """
+    from memories.write.runner import retry_delay, run_extraction
+
     record = run_extraction(extraction_id)
     if record is None:
         return
@@ -38,18 +41,24 @@ def extract_message(extraction_id: int) -> None:
 def reembed_index(job_id: int) -> None:
     """Settings > Memory > Embeddings: every memory's vector from the new embedder, then the
     switch (memories.upkeep.reembed). One at a time: the lock keeps a second worker out."""
+    from memories.upkeep.reembed import run_reembed
+
     run_reembed(job_id)
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.TTL_GC_EVERY_MINUTES}"))
 @lock_task("ttl-gc")
 def expire_facts() -> int:
+    from memories.upkeep.compaction import run_ttl_gc
+
     return run_ttl_gc()
 
 
 @db_periodic_task(crontab(minute=f"*/{settings.COMPACTION_EVERY_MINUTES}"))
 @lock_task("compaction")
 def compact_threads() -> dict[str, Any]:
+    from memories.upkeep.compaction import run_compaction
+
     return run_compaction()
 
 
@@ -58,6 +67,8 @@ def compact_threads() -> dict[str, Any]:
 def merge_keyword_index() -> int:
     """Keep the keyword index quick to read: on SQLite merge its segments (fewer seeks a
     query), on PostgreSQL index the memories of namespaces nobody searched lately."""
+    from memories.store import keyword_index
+
     return keyword_index.catch_up() + keyword_index.merge_segments()
 
 
@@ -66,6 +77,8 @@ def merge_keyword_index() -> int:
 def index_large_namespaces() -> bool:
     """PostgreSQL: build the HNSW index once a namespace is large enough to be searched
     through it (vector_index.ensure_index); a lock of its own: the build takes minutes."""
+    from memories.store import vector_index
+
     return vector_index.ensure_index()
 
 
@@ -73,4 +86,6 @@ def index_large_namespaces() -> bool:
 @lock_task("staleness")
 def mark_stale_memories() -> int:
     """Active memories unseen for SPACEDUCK_STALE_AFTER_DAYS with decay below the threshold."""
+    from memories.upkeep.staleness import mark_stale
+
     return mark_stale()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from importlib.util import find_spec
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -24,8 +25,8 @@ from spaceduck.core.env import (
     env_optional_str,
     env_str,
 )
+from spaceduck.core.optional_imports import import_without
 from spaceduck.core.private_files import make_private_dir, write_private_text
-from spaceduck.core.queue import QueueStorage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("SPACEDUCK_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -52,7 +53,8 @@ ALLOWED_HOSTS = env_list(
 CSRF_TRUSTED_ORIGINS = env_list("SPACEDUCK_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # The admin, its modules discovered when first needed (spaceduck/apps.py says why).
+    "spaceduck.apps.LazyAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -62,9 +64,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    # django-ninja's templates and static files: /api/docs serves Swagger UI from here,
-    # not from a CDN, so the docs work offline (whitenoise serves them via the finders).
-    "ninja",
+    # django-ninja is not an app here: installing it imports the whole package (~0.2 s) in
+    # every command. Its templates and static files, from which /api/docs serves Swagger UI
+    # offline (not from a CDN), are in TEMPLATES' and STATICFILES_DIRS (NINJA_DIR).
     # Before huey's app: its `run_huey` command is replaced by spaceduck's (the same consumer
     # with the heartbeat and crash recovery; spaceduck/management/commands/run_huey.py).
     "spaceduck",
@@ -95,10 +97,13 @@ ROOT_URLCONF = "spaceduck.urls"
 WSGI_APPLICATION = "spaceduck.wsgi.application"
 ASGI_APPLICATION = "spaceduck.asgi.application"
 
+# Found without importing the package (see INSTALLED_APPS).
+NINJA_DIR = Path(find_spec("ninja").submodule_search_locations[0])  # type: ignore[union-attr,index]
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -183,6 +188,9 @@ for _name, _conf in (("EMBEDDING", SPACEDUCK_EMBEDDINGS), ("CHAT", SPACEDUCK_CHA
 
 # --- Background work -----------------------------------------------------------
 REDIS_URL = env_optional_str("SPACEDUCK_REDIS_URL")
+# huey's storage module would import redis and psycopg (the latter for a queue the service
+# never uses), ~0.4 s at every start: only what the queue needs (optional_imports.py).
+import_without("huey.storage", ("psycopg",) if REDIS_URL else ("psycopg", "redis"))
 HUEY_IMMEDIATE = env_bool("SPACEDUCK_HUEY_IMMEDIATE", False)
 HUEY_WORKERS = env_int("SPACEDUCK_WORKERS", 2, minimum=1)
 HUEY = {
@@ -197,6 +205,8 @@ if HUEY_IMMEDIATE:
 elif REDIS_URL:
     HUEY.update({"huey_class": "huey.RedisHuey", "url": REDIS_URL})
 else:
+    from spaceduck.core.queue import QueueStorage
+
     HUEY.update(
         {
             "huey_class": "huey.SqliteHuey",
@@ -222,6 +232,10 @@ EXTRACTION_STUCK_SECONDS = env_int("SPACEDUCK_EXTRACTION_STUCK_SECONDS", 300, mi
 # Where the MCP endpoint (manage.py mcp --http) listens, HOST:PORT: /api/health asks it and
 # says "degraded" when it does not answer. `serve --mcp HOST:PORT` sets it for its web server.
 MCP_ADDRESS = env_str("SPACEDUCK_MCP_ADDRESS", "")
+# When `serve` started its web server and worker (a Unix time; serve sets it for them, 0 is
+# "not under serve"): /api/health says "starting", not "degraded", until the worker's first
+# heartbeat was due (spaceduck.core.worker.worker_state).
+SERVE_STARTED_AT = env_float("SPACEDUCK_SERVE_STARTED_AT", 0.0, minimum=0.0)
 
 # --- Webhooks (spaceduck.core.webhooks): tell a reviewer that something waits -----------
 # Optional: unset, nothing is sent. A new conflict, a new candidate and a pending note are
@@ -348,7 +362,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the finders; this keeps it quiet
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static", NINJA_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 
 # Logs go to the console (no log files): a service manager keeps them. Search text, query

@@ -6,6 +6,10 @@ from django.urls import include, path
 from spaceduck.ops import activity_views, dashboard
 from spaceduck.ops.api import api
 
+# The admin's ModelAdmins register themselves here, not at start-up (settings.py,
+# INSTALLED_APPS, says why).
+admin.autodiscover()
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),

@@ -72,13 +72,18 @@ def manage(
     )
 
 
-def start_manage(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+def start_manage(
+    env: dict[str, str], *args: str, new_session: bool = False
+) -> subprocess.Popen[str]:
+    """``manage.py ARGS`` in the background; ``new_session``: in a process group of its
+    own, as a terminal runs a command (a Ctrl-C there is SIGINT to the whole group)."""
     return subprocess.Popen(
         [sys.executable, MANAGE, *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=new_session,
     )
 
 

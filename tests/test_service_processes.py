@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
 import signal
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,7 @@ from tests.processes import (
     service_env,
     start_manage,
     wait_for_http,
+    wait_until,
 )
 
 pytestmark = pytest.mark.slow
@@ -66,7 +71,16 @@ def test_serve_runs_web_and_worker_and_stops_both_on_sigterm(migrated_env: dict[
         status, body = http_get(f"{base}/api/health")
         assert status == 200
         health = json.loads(body)
-        assert health["database"] == "ok"  # "degraded" until the worker's first heartbeat
+        assert health["database"] == "ok"
+        # "starting" until the worker's first heartbeat, never "degraded" meanwhile.
+        seen = []
+
+        def beaten() -> bool:
+            seen.append(json.loads(http_get(f"{base}/api/health")[1])["status"])
+            return seen[-1] != "starting"
+
+        wait_until(beaten, 90, "the worker's first heartbeat")
+        assert seen[-1] == "ok", seen
         assert ("sqlite_vec" if connection.vendor == "sqlite" else "pgvector") in health
         assert http_get(f"{base}/admin/login/")[0] == 200
         assert http_get(f"{base}/api/docs")[0] == 200
@@ -80,6 +94,79 @@ def test_serve_runs_web_and_worker_and_stops_both_on_sigterm(migrated_env: dict[
         server.wait(timeout=60)
     assert server.returncode == 0
     assert not any(is_running(pid) for pid in [*children, *gunicorn_workers])
+
+
+STOP_WITHIN_S = 5.0
+
+
+@pytest.mark.parametrize("how", ["SIGTERM to serve", "Ctrl-C in its terminal"])
+def test_serve_stops_within_5_s_and_a_restart_on_the_same_port_works(
+    migrated_env: dict[str, str], how: str
+) -> None:
+    """It took ~23 s after a Ctrl-C (SIGINT to every process of the terminal's group) and
+    a restart meanwhile failed with "Address already in use"."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_manage(migrated_env, "serve", f"127.0.0.1:{port}", new_session=True)
+    browser = None
+    try:
+        wait_for_http(f"{base}/api/health", server)
+        # A kept-alive connection, as a browser leaves one open on the dashboard.
+        browser = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        browser.request("GET", "/api/health")
+        assert browser.getresponse().read()
+        started = time.monotonic()
+        if how == "SIGTERM to serve":
+            server.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(server.pid, signal.SIGINT)
+        server.wait(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        if browser is not None:
+            browser.close()
+    output = server.stdout.read() if server.stdout else ""
+    assert server.returncode == 0, output
+    assert took < STOP_WITHIN_S, f"stopped in {took:.1f} s:\n{output}"
+
+    again = start_manage(migrated_env, "serve", f"127.0.0.1:{port}", new_session=True)
+    try:
+        wait_for_http(f"{base}/api/health", again)  # fails if it exits: port still taken
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=60)
+    output = again.stdout.read() if again.stdout else ""
+    assert again.returncode == 0, output
+    assert "Address already in use" not in output
+
+
+def test_a_serve_killed_outright_takes_its_children_and_frees_the_port(
+    migrated_env: dict[str, str],
+) -> None:
+    """Its children run in process groups of their own (a Ctrl-C reaches serve alone), so
+    a SIGKILL of serve's group alone would leave them, gunicorn holding the port: they get
+    SIGTERM from the kernel when serve dies."""
+    port = free_port()
+    server = start_manage(migrated_env, "serve", f"127.0.0.1:{port}", new_session=True)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/api/health", server)
+        children = children_of(server.pid)
+        grandchildren = [pid for child in children for pid in children_of(child)]
+        assert len(children) == 2  # gunicorn's master and the worker
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    wait_until(
+        lambda: not any(is_running(pid) for pid in [*children, *grandchildren]),
+        30,
+        "serve's children to stop",
+    )
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+        sock.bind(("127.0.0.1", port))  # OSError "Address already in use" if still held
 
 
 def test_a_changed_embedding_dimension_stops_start_up_until_reindex(

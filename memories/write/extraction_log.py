@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from memories.models import Extraction
 from memories.store.positions import Position
-from memories.write.runner import enqueue_extraction
 from spaceduck.core.errors import Conflict, NotFound
 from spaceduck.core.limits import MAX_SQL_INT
 
@@ -308,6 +307,10 @@ def extraction_retry(*, extraction_id: int, actor: str) -> Extraction:
         )
         if not queued:
             raise Conflict(f"extraction {extraction_id} was retried meanwhile")
+        # Here, not at the top: the runner imports the extraction pipeline (~0.4 s), and
+        # health reads this module's counts in every web process.
+        from memories.write.runner import enqueue_extraction
+
         transaction.on_commit(lambda: enqueue_extraction(record.pk))
     record.refresh_from_db()
     return record

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 NAMESPACE_KINDS: tuple[str, ...] = ("workflow", "agent", "user", "global")
@@ -115,9 +116,14 @@ def _class_ranges(predicate: Callable[[str], bool]) -> str:
     )
 
 
-# What a namespace cannot hold, for the schema's patterns (the BMP part: a pattern cannot
-# name a character beyond it in both dialects; the service refuses those too).
-HIDDEN = _class_ranges(is_hidden)
+@cache
+def _hidden() -> str:
+    """What a namespace cannot hold, for the schema's patterns (the BMP part: a pattern
+    cannot name a character beyond it in both dialects; the service refuses those too).
+    Built on first use: asking every BMP character takes ~0.1 s, which every process
+    paid at start-up (the log filters import this module) though only the API's schema
+    needs it."""
+    return _class_ranges(is_hidden)
 
 
 def _pattern(*, exclude: str = "") -> str:
@@ -130,16 +136,28 @@ def _pattern(*, exclude: str = "") -> str:
     end; not ``*`` alone. ``exclude`` adds characters the id cannot hold (``/`` in a
     URL path segment). NFC normalisation changes a name without refusing it.
     """
-    unit = rf"[^%:{HIDDEN}{exclude}]|%25|%3A"
-    edge = rf"[^%:{HIDDEN}{WHITESPACE}{exclude}]|%25|%3A"
-    first = rf"[^%:*{HIDDEN}{WHITESPACE}{exclude}]|%25|%3A"
+    hidden = _hidden()
+    unit = rf"[^%:{hidden}{exclude}]|%25|%3A"
+    edge = rf"[^%:{hidden}{WHITESPACE}{exclude}]|%25|%3A"
+    first = rf"[^%:*{hidden}{WHITESPACE}{exclude}]|%25|%3A"
     kinds = "|".join(NAMESPACE_KINDS)
     return rf"^(?:{kinds}):(?:(?:{first})(?:(?:{unit})*(?:{edge}))?|\*(?:{unit})*(?:{edge}))$"
 
 
-# For the OpenAPI schema (bodies and query strings; path segments cannot hold "/").
-NAMESPACE_PATTERN = _pattern()
-NAMESPACE_PATH_PATTERN = _pattern(exclude="/")
+# HIDDEN, and for the OpenAPI schema (bodies and query strings; path segments cannot hold
+# "/") NAMESPACE_PATTERN and NAMESPACE_PATH_PATTERN: built when first imported (_hidden).
+_LAZY: dict[str, Callable[[], str]] = {
+    "HIDDEN": _hidden,
+    "NAMESPACE_PATTERN": cache(_pattern),
+    "NAMESPACE_PATH_PATTERN": cache(lambda: _pattern(exclude="/")),
+}
+
+
+def __getattr__(name: str) -> str:
+    try:
+        return _LAZY[name]()
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 class InvalidNamespace(ValueError):

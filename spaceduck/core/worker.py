@@ -3,6 +3,11 @@
 A worker is one huey consumer process, named ``<host>:<pid>``. While it runs, a
 thread records a beat every SPACEDUCK_WORKER_HEARTBEAT_SECONDS; a worker whose last
 beat is older than SPACEDUCK_WORKER_STALE_SECONDS is presumed dead.
+
+Under `manage.py serve` the service is *starting* while no worker has beaten since serve
+started it and that worker's first beat is not yet overdue: it loads its models before it
+beats (seconds, more on a busy machine), and is given the same allowance of silence as a
+running one (one heartbeat interval, then SPACEDUCK_WORKER_STALE_SECONDS).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -70,6 +75,7 @@ class WorkerState:
     last_beat_at: datetime | None = None
     seconds_ago: float | None = None  # since the last beat, rounded to 0.1 s
     problem: str | None = None  # what a person should know, None when all is well
+    starting: bool = False  # serve started it and its first beat is not overdue yet
 
     @property
     def running(self) -> bool:
@@ -84,12 +90,31 @@ def worker_state() -> WorkerState:
     beat_at = None if last is None else last.beat_at
     ago = None if beat_at is None else round((timezone.now() - beat_at).total_seconds(), 1)
     problem = None
-    if not alive:
+    starting = not alive and _first_beat_not_due(beat_at)
+    if not alive and not starting:
         problem = (
             "no background worker has ever started (run `manage.py serve`)"
             if ago is None
             else f"no background worker has beaten for {ago:.0f} s: extractions are not running"
         )
     return WorkerState(
-        immediate=False, alive=len(alive), last_beat_at=beat_at, seconds_ago=ago, problem=problem
+        immediate=False,
+        alive=len(alive),
+        last_beat_at=beat_at,
+        seconds_ago=ago,
+        problem=problem,
+        starting=starting,
     )
+
+
+def _first_beat_not_due(last_beat_at: datetime | None) -> bool:
+    """Whether serve started the worker so recently that its silence says nothing yet: no
+    beat since then (a row left by the previous run does not count), and its first beat
+    not overdue (one heartbeat interval, plus the stale allowance a running worker has)."""
+    if not settings.SERVE_STARTED_AT:
+        return False  # not under serve: nobody says when the worker was started
+    started = datetime.fromtimestamp(settings.SERVE_STARTED_AT, tz=UTC)
+    if last_beat_at is not None and last_beat_at >= started:
+        return False  # it beat, then fell silent: the usual rule
+    due = timedelta(seconds=settings.WORKER_HEARTBEAT_SECONDS + settings.WORKER_STALE_SECONDS)
+    return timezone.now() < started + due

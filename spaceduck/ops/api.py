@@ -26,6 +26,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.shortcuts import render
 from django.urls import URLPattern, URLResolver, re_path
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Swagger
@@ -188,6 +189,21 @@ def _restrict(node: dict[str, Any]) -> None:
         node["allOf"] = [{"$ref": _JSON_VALUE_REF}]
 
 
+class LocalSwagger(Swagger):
+    """Swagger UI from django-ninja's own template and files, served here: ninja picks its
+    CDN template unless "ninja" is in INSTALLED_APPS, which it is not (settings.py says
+    why); its template and static directories are configured instead."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            "add_csrf": False,  # Bearer tokens, no session: no CSRF token to add
+        }
+        return render(request, self.template, context)
+
+
 api = SpaceduckAPI(
     title="spaceduck",
     version="1",
@@ -196,8 +212,8 @@ api = SpaceduckAPI(
         'Every error is JSON: `{"detail": "what was wrong and what is accepted"}`.'
     ),
     auth=TokenAuth(),
-    # Local assets ("ninja" in INSTALLED_APPS); no online validator badge either.
-    docs=Swagger(settings={"validatorUrl": None}),
+    # Local assets; no online validator badge either.
+    docs=LocalSwagger(settings={"validatorUrl": None}),
     urls_namespace="api",
     parser=JsonParser(),
     renderer=JsonRenderer(),

@@ -1,8 +1,16 @@
 """What ``GET /api/health`` reports: the database, the embedder, the queue, the worker,
 the extractions, the search indexes against the memories.
 
-``status`` is ``ok``, ``degraded`` (serving, but something needs a person: the
-reasons are in ``problems``) or ``error`` (503: no database, or migrations pending).
+``status`` is ``ok``, ``starting`` (serving; `serve` has just started the worker,
+whose first heartbeat is not due yet), ``degraded`` (serving, but something needs a
+person: the reasons are in ``problems``) or ``error`` (503: no database, or migrations
+pending).
+
+``starting`` is a 200, as ``degraded`` is: the web server answers every request (the
+database is there and migrated), and what needs the worker waits in the queue until it
+beats. A balancer that routed nothing to it then would take each web host out of
+rotation on every restart, though nothing it serves depends on the worker; one that
+should wait for the worker can read ``status``.
 """
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ def health_report() -> tuple[dict[str, Any], int]:
     body["problems"] = [problem for problem in problems if problem]
     if body["problems"]:
         body["status"] = "degraded"
+    elif body["worker"].get("starting"):
+        body["status"] = "starting"
     return body, 200
 
 
@@ -158,7 +168,12 @@ def _worker() -> tuple[dict[str, Any], str | None]:
     state = worker_state()
     if state.immediate:
         return {"mode": "immediate (tasks run inside requests)"}, None
-    return {"alive": state.alive, "last_heartbeat_seconds_ago": state.seconds_ago}, state.problem
+    worker = {
+        "alive": state.alive,
+        "last_heartbeat_seconds_ago": state.seconds_ago,
+        "starting": state.starting,
+    }
+    return worker, state.problem
 
 
 def _extractions() -> tuple[dict[str, Any], list[str]]:

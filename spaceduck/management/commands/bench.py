@@ -24,6 +24,7 @@ BENCHMARKS = {
     "parse": "spaceduck.ops.benchmarks.parse",
     "recall": "spaceduck.ops.benchmarks.recall",
     "secondstage": "spaceduck.ops.benchmarks.secondstage",
+    "startup": "spaceduck.ops.benchmarks.startup",
     "vectors": "spaceduck.ops.benchmarks.vectors",
 }
 

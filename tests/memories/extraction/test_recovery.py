@@ -83,7 +83,11 @@ def test_health_reports_workers_and_stuck_extractions(client: Client, settings) 
     running(lease_in_s=-5)
     body = client.get("/api/health").json()
     assert body["status"] == "degraded"
-    assert body["worker"] == {"alive": 0, "last_heartbeat_seconds_ago": pytest.approx(90, abs=5)}
+    assert body["worker"] == {
+        "alive": 0,
+        "last_heartbeat_seconds_ago": pytest.approx(90, abs=5),
+        "starting": False,
+    }
     assert body["extractions"]["running"] == 1
     assert body["extractions"]["expired_leases"] == 1
     beaten = re.match(r"no background worker has beaten for (\d+) s", body["problems"][0])

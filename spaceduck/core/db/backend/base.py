@@ -18,7 +18,6 @@ from itertools import tee
 from typing import Any
 
 import sqlean.dbapi2 as Database
-import sqlite_vec
 from django.db.backends.sqlite3 import base as sqlite3_base
 from django.db.backends.sqlite3._functions import register as register_functions
 from django.utils.asyncio import async_unsafe
@@ -68,6 +67,10 @@ def _qmark(query: str) -> str:
 
 
 def load_sqlite_vec(conn: Any) -> None:
+    # Imported here: the package imports numpy (~0.2 s), which a command that opens no
+    # connection (`manage.py help`) need not load.
+    import sqlite_vec
+
     conn.enable_load_extension(True)
     try:
         sqlite_vec.load(conn)
