@@ -132,10 +132,6 @@ class Fact(models.Model):
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["namespace", "key"], name="fact_unique_namespace_key")
         ]
-        indexes: ClassVar = [
-            # /activity/ (spaceduck.ops.activity): the latest writes first, by keyset.
-            models.Index(fields=["updated_at"], name="fact_updated_idx"),
-        ]
 
     def __str__(self) -> str:
         return f"{self.namespace} {self.key}"
@@ -384,8 +380,11 @@ class FactEvent(models.Model):
     class Meta:
         ordering: ClassVar = ["-created_at", "-id"]
         indexes: ClassVar = [
-            # Removed with the rest of a namespace by an erase.
-            models.Index(fields=["namespace"], name="factevent_ns_idx"),
+            # /activity/ (spaceduck.ops.activity), newest first by keyset: every write, one
+            # namespace's (also what an erase removes), one actor's.
+            models.Index(fields=["created_at"], name="factevent_created_idx"),
+            models.Index(fields=["namespace", "created_at"], name="factevent_ns_created_idx"),
+            models.Index(fields=["actor", "created_at"], name="factevent_actor_created_idx"),
         ]
 
     def __str__(self) -> str:

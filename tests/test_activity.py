@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memories.models import Memory, MemoryEvent
+from memories.models import Fact, Memory, MemoryEvent
 from memories.write import lifecycle
 from memories.write.services import delete_fact, memory_create, memory_delete, set_fact
 from notes.services import save_note, set_note_status
@@ -49,8 +49,9 @@ def _all_kinds(owner: Actor) -> dict[str, int]:
     lifecycle.memory_approve(memory=waiting, actor="staff:ada", can_approve=True)
     note = save_note(NS, "A pending note.", author="token:owner", status="pending")
     set_note_status(note.uid, "accepted", "staff:ada")
-    set_fact(NS, "city", "Lyon")
-    set_fact(NS, "gone", 1)
+    set_fact(NS, "city", "Lyon", actor="token:owner")
+    set_fact(NS, "city", "Paris", actor="staff:ada")
+    set_fact(NS, "gone", 1, actor="token:owner")
     delete_fact(NS, "gone", actor="token:owner")
     made = token_create(name="helper", namespaces=[NS], permissions=["read"], created_by="cli")
     token_revoke(token_id=made.token.pk, revoked_by="staff:ada")
@@ -104,13 +105,21 @@ def test_filters_by_actor_namespace_kind_and_dates(owner: Actor, staff_client: C
     _all_kinds(owner)
     by_ada = _entries(staff_client, actor="staff:ada")
     assert {e["actor"] for e in by_ada} == {"staff:ada"}
-    assert {e["kind"] for e in by_ada} == {"memory", "note", "token", "setting", "erase"}
+    assert {e["kind"] for e in by_ada} == {"memory", "note", "fact", "token", "setting", "erase"}
     in_bob = _entries(staff_client, namespace="user:bob")
     assert {e["kind"] for e in in_bob} == {"erase"}  # bob's memory went with the erase
     assert {e["namespace"] for e in _entries(staff_client, namespace="user:alice")} == {NS}
     facts = _entries(staff_client, kind="fact")
-    assert sorted(e["action"] for e in facts) == ["deleted", "set"]
-    assert "fact city" in [e["summary"] for e in facts]  # a deletion names the row's number
+    assert sorted(e["action"] for e in facts) == ["changed", "deleted", "set", "set"]
+    city = Fact.objects.get(namespace=NS, key="city").pk
+    assert [
+        (e["action"], e["actor"]) for e in facts if e["summary"].startswith(f"fact #{city}")
+    ] == [
+        ("changed", "staff:ada"),
+        ("set", "token:owner"),
+    ]  # who set a fact, and who changed it: never its value
+    assert not any("Lyon" in e["summary"] or "Paris" in e["summary"] for e in facts)
+    assert [e["actor"] for e in facts if e["action"] == "deleted"] == ["token:owner"]
     today = timezone.localdate()
     assert _entries(staff_client, **{"from": str(today + timedelta(days=1))}) == []
     assert len(_entries(staff_client, to=str(today))) == len(_entries(staff_client))
@@ -215,7 +224,7 @@ def test_exports_stream_the_filtered_log_and_defuse_formulas(
     owner: Actor, staff_client: Client
 ) -> None:
     _all_kinds(owner)
-    set_fact(NS, "=HYPERLINK(1)", 1)
+    set_fact(NS, "formula", 1, actor="=HYPERLINK(1)")
     answer = staff_client.get("/activity/activity.csv", {"kind": "fact"})
     assert answer.status_code == 200
     assert answer.streaming
@@ -224,7 +233,7 @@ def test_exports_stream_the_filtered_log_and_defuse_formulas(
     rows = list(csv.reader(io.StringIO(b"".join(answer.streaming_content).decode())))
     assert rows[0] == ["at", "kind", "action", "actor", "namespace", "summary", "url"]
     assert {row[1] for row in rows[1:]} == {"fact"}
-    assert ["set", "", NS, "fact =HYPERLINK(1)"] in [row[2:6] for row in rows[1:]]
+    assert ["set", "'=HYPERLINK(1)", NS] in [row[2:5] for row in rows[1:]]
     assert all(not cell.startswith("=") for row in rows for cell in row)
     lines = _entries(staff_client, kind="fact")
     assert len(lines) == len(rows) - 1

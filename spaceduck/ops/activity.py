@@ -29,7 +29,7 @@ from urllib.parse import quote, urlencode
 from django.db.models import Model, Q
 from django.urls import reverse
 
-from memories.models import Conflict, Deletion, Fact, MemoryEvent
+from memories.models import Conflict, Deletion, FactEvent, MemoryEvent
 from notes.models import Note
 from spaceduck.core.errors import InvalidInput
 from spaceduck.core.ids import client_id_of, is_qualified
@@ -332,9 +332,13 @@ def _note_decided(row: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def _fact(row: dict[str, Any]) -> tuple[str, str, str]:
-    action = "set" if row["created_at"] == row["updated_at"] else "changed"
+    """A fact's write (FactEvent): who set or changed it and which parts, never its key or
+    value (the record keeps neither: a fact may hold anything a person said)."""
+    action = "set" if row["event"] == FactEvent.Event.CREATED else "changed"
+    changed = (row["data"] or {}).get("changed") or []
+    parts = f" ({', '.join(str(part) for part in changed)})" if changed else ""
     link = _link("memories:facts", {"namespace": row["namespace"]})
-    return action, f"fact {_clip(row['key'])}", link
+    return action, f"fact #{row['fact_id']}{parts}", link
 
 
 def _deletion(row: dict[str, Any]) -> tuple[str, str, str]:
@@ -405,7 +409,9 @@ STREAMS: tuple[Stream, ...] = (
         _note_decided,
         Q(status_at__isnull=False),
     ),
-    Stream("fact", Fact, "updated_at", None, "namespace", ("key", "created_at"), _fact),
+    Stream(
+        "fact", FactEvent, "created_at", "actor", "namespace", ("fact_id", "event", "data"), _fact
+    ),
     Stream(
         "fact",
         Deletion,
