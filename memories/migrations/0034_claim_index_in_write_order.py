@@ -1,6 +1,7 @@
-"""The claim index ends with id (the order written) instead of created_at: dedup's claim
-lookup orders by id, and with created_at last SQLite sorted every holder of a claim on
-each write. A belief's timeline walks the same index backwards."""
+"""The claim index back to (namespace, subject, attribute), without created_at: dedup's
+claim lookup orders by id, and with created_at last SQLite sorted every holder of a claim
+on each write. SQLite keeps equal keys in rowid order, so a belief's timeline (ORDER BY id
+DESC) walks the same index backwards."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class Migration(migrations.Migration):
             model_name="memory",
             index=models.Index(
                 condition=models.Q(("claim_attribute", ""), _negated=True),
-                fields=["namespace", "claim_subject", "claim_attribute", "id"],
+                fields=["namespace", "claim_subject", "claim_attribute"],
                 name="memory_claim_idx",
             ),
         ),

@@ -135,8 +135,9 @@ def claim_timeline(claim: Claim, *, limit: int = TIMELINE_LIMIT) -> Timeline:
 
 
 def _newest(claim: Claim, limit: int) -> QuerySet[Memory]:
-    """The newest ``limit`` memories holding ``claim``, newest first: the claim index
-    (namespace, subject, attribute, created_at) walked backwards. ``~Q(claim_attribute="")``
+    """The newest ``limit`` memories holding ``claim``, newest written first: the claim
+    index (namespace, subject, attribute; SQLite keeps equal keys in id order) walked
+    backwards. ``~Q(claim_attribute="")``
     is the partial index's own condition: SQLite uses such an index only when the query
     states it."""
     return (
@@ -147,7 +148,7 @@ def _newest(claim: Claim, limit: int) -> QuerySet[Memory]:
         )
         .filter(~Q(claim_attribute=""))
         .only(*_COLUMNS)
-        .order_by("-created_at", "-id")[:limit]
+        .order_by("-id")[:limit]
     )
 
 
