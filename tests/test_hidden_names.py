@@ -111,6 +111,20 @@ def test_the_schema_pattern_refuses_what_the_service_refuses_in_the_bmp() -> Non
     assert re.match(NAMESPACE_PATTERN, "user:café ☕ alice")
 
 
+def test_the_schema_class_holds_exactly_the_bmp_characters_the_service_refuses() -> None:
+    """The one-pass build of the class (for start-up time) against ``is_hidden`` asked of
+    every BMP character but the surrogates."""
+    from spaceduck.core.namespaces import _hidden_bmp
+
+    asked = [
+        code for code in range(0x10000) if not 0xD800 <= code <= 0xDFFF and is_hidden(chr(code))
+    ]
+    assert _hidden_bmp() == asked
+    assert 0x20 not in asked
+    assert 0xA0 in asked
+    assert 0x034F in asked
+
+
 # --- front ends ----------------------------------------------------------------------
 
 

@@ -78,6 +78,32 @@ def test_the_apps_are_configured_by_their_own_configs() -> None:
     assert type(apps.get_app_config("admin")) is LazyAdminConfig
 
 
+URLCONF_LOADED = (
+    "import json, sys, django; django.setup(); "
+    "from django.urls import get_resolver; get_resolver().url_patterns; "
+    "print(json.dumps(sorted(sys.modules)))"
+)
+
+
+def test_the_urlconf_leaves_the_extraction_stages_to_the_worker(tmp_path: Path) -> None:
+    """Every command that runs the system checks loads the URLconf (the API, the views,
+    the write path); the stages' patterns and the parser load with the first extraction."""
+    env = service_env(tmp_path, SPACEDUCK_REDIS_URL="", SPACEDUCK_DATABASE_URL="")
+    done = subprocess.run(
+        [sys.executable, "-c", URLCONF_LOADED],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(json.loads(done.stdout))
+    assert "spaceduck.ops.api" in loaded  # the URLconf did load
+    assert "memories.extraction.pipeline" not in loaded
+    assert "memories.extraction.clauses" not in loaded
+    assert "spacy" not in loaded
+
+
 def test_the_admin_s_checks_still_see_every_model_admin() -> None:
     """The admin is discovered lazily (spaceduck.apps.LazyAdminConfig): its checks
     discover it first."""

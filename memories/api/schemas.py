@@ -10,7 +10,6 @@ from django.http import HttpRequest
 from ninja import Field, Path
 from pydantic import StrictFloat, StrictInt, StrictStr
 
-from memories.extraction.pipeline import MAX_CONTEXT_CHARS
 from memories.extraction.types import CONFIDENCE, IMPORTANCE
 from memories.models import (
     Memory,
@@ -20,6 +19,7 @@ from memories.models import (
 )
 from spaceduck.core.errors import error_responses
 from spaceduck.core.limits import (
+    MAX_CONTEXT_CHARS,
     MAX_SQL_INT,
     api_int,
     api_tags,

@@ -205,12 +205,6 @@ def _guarded(candidates: list[Candidate], source: Source) -> tuple[list[Candidat
     return keep, verdicts
 
 
-# Memory.context: what a memory answers or continues (the turn before, then the message
-# itself). Keyword-searched, not embedded. The extraction runner cuts it to this length;
-# a direct write (POST /api/memories) longer than this is refused.
-MAX_CONTEXT_CHARS = 2_000
-
-
 def classify(chat: ChatProvider, *, text: str, role: str) -> list[Candidate]:
     """The classification stage: the model's answer when the provider has one, else the
     offline rules (memories.extraction.rules). ProviderError when the model fails or

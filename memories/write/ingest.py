@@ -16,7 +16,6 @@ from django.db import transaction
 
 from memories.extraction import firewall, gate
 from memories.extraction.guard import strip_recalled
-from memories.extraction.pipeline import MAX_CONTEXT_CHARS
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.models import Extraction, Message, MessageRole, validity_problem
 from memories.write.dedup import WriteContext, commit_candidate
@@ -24,7 +23,7 @@ from memories.write.runner import enqueue_extraction
 from memories.write.services import message_draft, message_write_with
 from spaceduck.core import runtime
 from spaceduck.core.errors import InvalidInput
-from spaceduck.core.limits import check_memory_fields, check_text
+from spaceduck.core.limits import MAX_CONTEXT_CHARS, check_memory_fields, check_text
 
 
 @dataclass(frozen=True)

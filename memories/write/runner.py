@@ -30,7 +30,6 @@ from django.utils import timezone
 
 from memories.extraction import firewall
 from memories.extraction.guard import strip_recalled
-from memories.extraction.pipeline import MAX_CONTEXT_CHARS, propose
 from memories.extraction.types import Candidate, Source, Verdict
 from memories.extraction.understanding import Before
 from memories.models import Extraction, Message, SourceType
@@ -47,6 +46,7 @@ from memories.write.dedup import WriteContext, commit_candidate
 from spaceduck.core import runtime
 from spaceduck.core.db.fast import hot_cursor, read_plan
 from spaceduck.core.failpoints import failpoint
+from spaceduck.core.limits import MAX_CONTEXT_CHARS
 from spaceduck.core.providers import ProviderError, get_chat, get_embedder
 from spaceduck.core.queue import enqueue
 from spaceduck.core.worker import worker_id
@@ -248,6 +248,10 @@ def _extract(claimed: Claimed) -> list[Verdict]:
         return [
             Verdict(candidate=Candidate(kind="", content=""), decision="skipped", reason=MEMORY_OFF)
         ]
+    # The stages (their patterns, the parser) load with the first extraction, not with
+    # every process that can enqueue one (the API, the dashboard, `manage.py check`).
+    from memories.extraction.pipeline import propose
+
     source = source_of(message, record, claimed.turns)
     kept, verdicts = propose(source, get_chat())
     ctx = WriteContext(

@@ -102,6 +102,11 @@ def check_json_value(value: Any, *, field: str) -> Any:
 
 # --- Sizes ------------------------------------------------------------------------------
 
+# Memory.context: what a memory answers or continues (the turn before, then the message
+# itself). Keyword-searched, not embedded. The extraction runner cuts it to this length;
+# a direct write (POST /api/memories) longer than this is refused.
+MAX_CONTEXT_CHARS = 2_000
+
 
 def utf8_size(text: str) -> int:
     return len(text.encode("utf-8"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from memories.extraction.pipeline import MAX_CONTEXT_CHARS
 from memories.models import Memory
+from spaceduck.core.limits import MAX_CONTEXT_CHARS
 from tests.conftest import Actor
 
 pytestmark = pytest.mark.django_db

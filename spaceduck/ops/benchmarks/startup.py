@@ -7,11 +7,16 @@ interpreter with this process's environment and prints the median and the spread
 its user + system CPU time (the children's rusage), which waiting on a busy machine does
 not inflate as it does wall time. ``python -X importtime manage.py <command>`` then says
 which imports the time goes to.
+
+Bytecode caching is on, as in a deployment (``PYTHONDONTWRITEBYTECODE`` is dropped from
+the children's environment and one unmeasured start writes the cache): without it every
+start compiles the project's ~180 modules again, ~0.15 s of CPU no service pays.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -31,10 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cpu_seconds(command: list[str]) -> float:
     """User + system CPU of one ``python manage.py COMMAND`` run to its end."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
         [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), *command],
         cwd=settings.BASE_DIR,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=True,
@@ -45,6 +52,7 @@ def cpu_seconds(command: list[str]) -> float:
 
 def run(options: dict[str, Any], stdout: Writer) -> None:
     for name in options["commands"].split(","):
+        cpu_seconds(name.split())  # writes the bytecode cache
         times = [cpu_seconds(name.split()) for _ in range(max(options["runs"], 1))]
         stdout.write(
             f"manage.py {name}: median {statistics.median(times):.2f} s CPU "
