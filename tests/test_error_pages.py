@@ -36,7 +36,7 @@ def test_an_empty_bulk_decision_with_htmx_leaves_the_queue_and_says_why(
     assert answer["HX-Retarget"] == "#flash"
     assert answer["HX-Reswap"] == "outerHTML"
     html = answer.content.decode()
-    assert html.startswith('<div id="flash">')
+    assert html.startswith('<div id="flash" role="status" aria-live="polite">')
     assert "choose at least one memory" in html
     assert "queue" not in html  # nothing that would replace the queue
 
@@ -95,7 +95,7 @@ def flashed(response, status: int, words: str) -> None:  # type: ignore[no-untyp
     assert response.status_code == status
     assert response["HX-Retarget"] == "#flash"
     assert response["HX-Reswap"] == "outerHTML"
-    assert html.startswith('<div id="flash">'), html[:200]
+    assert html.startswith('<div id="flash" role="status" aria-live="polite">'), html[:200]
     assert words in html
     assert "<nav" not in html
 

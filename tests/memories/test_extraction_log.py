@@ -278,7 +278,7 @@ def test_retry_with_htmx_swaps_the_status_and_the_candidates(
     html = response.content.decode()
     assert html.strip().startswith('<section id="extraction-status"')
     assert "<html" not in html
-    assert '<div id="flash" hx-swap-oob="true">' in html
+    assert '<div id="flash" role="status" aria-live="polite" hx-swap-oob="innerHTML">' in html
     # The test's transaction commits after the response; in service it commits first and
     # huey's immediate mode has run it by then ("was retried: it is done").
     assert f"Extraction {broken.pk} is queued again" in html

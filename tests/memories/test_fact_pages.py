@@ -259,7 +259,7 @@ def test_htmx_post_removes_the_row_and_flashes_the_message(staff_client: Client)
     body = response.content.decode()
     assert response.status_code == 200
     # Nothing but the out-of-band flash: swapped into the row, the row is gone.
-    assert body.strip().startswith('<div id="flash" hx-swap-oob="true">')
+    assert body.strip().startswith('<div id="flash" role="status" aria-live="polite" hx-swap-oob="innerHTML">')
     assert "deleted from user:alice." in body
     assert "<tr" not in body
     assert not exists("user:alice", "prefs/theme")
@@ -286,7 +286,7 @@ def test_htmx_deleting_a_fact_already_gone_drops_the_row_and_says_so(
     body = response.content.decode()
     assert response.status_code == 404
     assert "was already gone" in body
-    assert 'hx-swap-oob="true"' in body
+    assert 'hx-swap-oob="innerHTML"' in body
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,7 @@ def test_editing_with_htmx_answers_with_the_page_fragment(staff_client: Client) 
     assert response.status_code == 200
     assert html.strip().startswith('<article id="memory-page"')
     assert "Instrument" in html
-    assert 'id="flash" hx-swap-oob="true"' in html
+    assert 'id="flash" role="status" aria-live="polite" hx-swap-oob="innerHTML"' in html
 
 
 @pytest.mark.parametrize(

@@ -207,7 +207,7 @@ def test_revoking_with_htmx_swaps_the_section_and_flashes(staff_client: Client) 
     assert done.status_code == 200
     html = done.content.decode()
     assert html.lstrip().startswith('<section id="tokens-section">')
-    assert 'id="flash" hx-swap-oob="true"' in html
+    assert 'id="flash" role="status" aria-live="polite" hx-swap-oob="innerHTML"' in html
     assert "revoked." in html
     assert "token-row token-revoked" in html
     assert ApiToken.objects.get().revoked_by == "staff:staff"

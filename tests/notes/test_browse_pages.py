@@ -317,7 +317,7 @@ def test_with_htmx_enabling_answers_with_the_section_and_a_flash(
     assert response["HX-Trigger"] == "notes-search-enabled"
     html = response.content.decode()
     assert html.strip().startswith('<section id="search-kinds">')
-    assert 'id="flash" hx-swap-oob="true"' in html
+    assert 'id="flash" role="status" aria-live="polite" hx-swap-oob="innerHTML"' in html
     assert "Note search is on for user namespaces: 2 existing notes indexed." in html
     assert '<code class="search-kind">user</code>' in html
 
