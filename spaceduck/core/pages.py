@@ -92,7 +92,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     user name. htmx puts it in the message area as any other error (base.html lets it swap)."""
     if _api(request):
         return JsonResponse({"detail": "Internal server error"}, status=500)
-    context = {"message": "The error was logged.", "status": 500, "title": TITLES[500]}
+    context = {
+        "message": "The error was logged.",
+        "status": 500,
+        "title": TITLES[500],
+        "without_request": True,
+    }
     if getattr(request, "htmx", False) or request.headers.get("HX-Request") == "true":
         body = loader.get_template("error.html#error-flash").render(context)
         response = HttpResponse(body, status=500)
