@@ -7,11 +7,13 @@ They only check and convert input; the changes themselves are the services'
 from __future__ import annotations
 
 import json
+from datetime import date, datetime, time
 from typing import Any, ClassVar
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from memories.models import MemoryKind, MemoryScope, MemoryStatus, ProcedureSubtype, SourceType
 from memories.store.positions import Position
@@ -78,6 +80,37 @@ class PagedFilterForm(CountedForm):
 
     def clean_before(self) -> Any:
         return self._cursor("before")
+
+
+class DatedFilterForm(PagedFilterForm):
+    """A paged list filtered by days: ``from`` and ``to``, both days included, in the
+    server's zone (added in ``__init__``: ``from`` is a Python keyword)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("from", "to"):
+            self.fields[name] = forms.DateField(
+                required=False, widget=forms.DateInput(attrs={"type": "date"})
+            )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("from"), data.get("to")
+        if start and end and start > end:
+            self.add_error("to", "must not be before 'from'")
+        return data
+
+    def days(self) -> tuple[datetime | None, datetime | None]:
+        """The first and the last instant of the days asked for (None: not bounded)."""
+        return _day_edge(self.cleaned_data["from"], time.min), _day_edge(
+            self.cleaned_data["to"], time.max
+        )
+
+
+def _day_edge(day: date | None, at: time) -> datetime | None:
+    if day is None:
+        return None
+    return timezone.make_aware(datetime.combine(day, at), timezone.get_current_timezone())
 
 
 class MemoryFilterForm(PagedFilterForm):

@@ -11,7 +11,6 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from datetime import date, datetime, time
 from typing import Any
 
 from django import forms
@@ -21,7 +20,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from memories.web.forms import PagedFilterForm, one_line
+from memories.web.forms import DatedFilterForm, one_line
 from memories.web.views.rows import stamp
 from spaceduck.core.pages import error_response
 from spaceduck.ops.activity import (
@@ -39,44 +38,24 @@ FIELDS = ("at", "kind", "action", "actor", "namespace", "summary", "url")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-class ActivityFilterForm(PagedFilterForm):
-    """The query string: actor, namespace, kind, dates (``from``/``to``, both days
-    included; added in ``__init__``: ``from`` is a Python keyword) and the page's start."""
+class ActivityFilterForm(DatedFilterForm):
+    """The query string: actor, namespace, kind, days and the page's start."""
 
     cursor_type = ActivityPosition  # type: ignore[assignment]
 
     actor = forms.CharField(required=False, max_length=255, validators=[one_line])
     kind = forms.ChoiceField(required=False, choices=[("", "any kind"), *((k, k) for k in KINDS)])
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for name in ("from", "to"):
-            self.fields[name] = forms.DateField(
-                required=False, widget=forms.DateInput(attrs={"type": "date"})
-            )
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        start, end = data.get("from"), data.get("to")
-        if start and end and start > end:
-            self.add_error("to", "must not be before 'from'")
-        return data
-
     def filters(self) -> ActivityFilter:
         data = self.cleaned_data
+        start, end = self.days()
         return ActivityFilter(
             actor=data["actor"].strip(),
             namespace=data["namespace"],
             kind=data["kind"],
-            start=_day_edge(data["from"], time.min),
-            end=_day_edge(data["to"], time.max),
+            start=start,
+            end=end,
         )
-
-
-def _day_edge(day: date | None, at: time) -> datetime | None:
-    if day is None:
-        return None
-    return timezone.make_aware(datetime.combine(day, at), timezone.get_current_timezone())
 
 
 @staff_member_required

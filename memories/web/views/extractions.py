@@ -7,7 +7,6 @@ API calls (GET /api/extractions, POST /api/extractions/{id}/retry). Bad filters 
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
 from typing import Any
 
 from django import forms
@@ -16,12 +15,11 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memories.models import Extraction
 from memories.store.positions import Position
-from memories.web.forms import PagedFilterForm, one_line
+from memories.web.forms import DatedFilterForm, one_line
 from memories.web.thread_pages import display_content
 from memories.web.views.rows import extraction_href, preview, stamp
 from memories.web.views.threads import thread_url
@@ -34,9 +32,8 @@ LIST = "memories/extractions.html"
 PAGE = "memories/extraction.html"
 
 
-class ExtractionFilterForm(PagedFilterForm):
-    """The log's query string: filters, and where the page starts. ``from``/``to`` are dates
-    (both days included) and are added in ``__init__``: ``from`` is a Python keyword."""
+class ExtractionFilterForm(DatedFilterForm):
+    """The log's query string: filters, days (of creation), and where the page starts."""
 
     cursor_type = Position
 
@@ -50,37 +47,18 @@ class ExtractionFilterForm(PagedFilterForm):
     after = forms.CharField(required=False, max_length=64)
     before = forms.CharField(required=False, max_length=64)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for name in ("from", "to"):
-            self.fields[name] = forms.DateField(
-                required=False, widget=forms.DateInput(attrs={"type": "date"})
-            )
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        start, end = data.get("from"), data.get("to")
-        if start and end and start > end:
-            self.add_error("to", "must not be before 'from'")
-        return data
-
     def filters(self) -> ExtractionFilter:
         data = self.cleaned_data
+        created_from, created_to = self.days()
         return ExtractionFilter(
             namespace=data["namespace"],
             statuses=(data["status"],) if data["status"] else (),
             thread_id=data["thread"],
             task_id=data["task_id"],
             failed=data["failed"],
-            created_from=_day_edge(data["from"], time.min),
-            created_to=_day_edge(data["to"], time.max),
+            created_from=created_from,
+            created_to=created_to,
         )
-
-
-def _day_edge(day: date | None, at: time) -> datetime | None:
-    if day is None:
-        return None
-    return timezone.make_aware(datetime.combine(day, at), timezone.get_current_timezone())
 
 
 @staff_member_required

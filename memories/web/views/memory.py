@@ -7,6 +7,7 @@ with a 4xx status, never a 500.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -239,35 +240,43 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
     return _after_action(request, memory, f"Saved: {', '.join(sorted(changes))}.")
 
 
+def _act(
+    request: HttpRequest, memory_id: int, action: Callable[[Memory, str], str]
+) -> HttpResponse:
+    """A button on a memory's page: ``action(memory, actor)`` calls the service and says
+    what it did; a refusal is a message on the page, with the service's status."""
+    memory = _memory_or_404(memory_id)
+    try:
+        done = action(memory, staff_actor(request))
+    except ServiceError as error:
+        messages.error(request, str(error))
+        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
+    return _after_action(request, memory, done)
+
+
 @staff_member_required
 @require_POST
 def memory_status(request: HttpRequest, memory_id: int) -> HttpResponse:
     """Approve, archive or restore (``status`` = active or archived)."""
-    memory = _memory_or_404(memory_id)
-    try:
-        lifecycle.memory_set_status(
-            memory=memory,
-            status=request.POST.get("status", ""),
-            actor=staff_actor(request),
-            can_approve=True,
-        )
-    except ServiceError as error:
-        messages.error(request, str(error))
-        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
-    return _after_action(request, memory, f"Memory {memory.pk} is {memory.status}.")
+
+    def set_status(memory: Memory, actor: str) -> str:
+        status = request.POST.get("status", "")
+        lifecycle.memory_set_status(memory=memory, status=status, actor=actor, can_approve=True)
+        return f"Memory {memory.pk} is {memory.status}."
+
+    return _act(request, memory_id, set_status)
 
 
 @staff_member_required
 @require_POST
 def memory_reverse(request: HttpRequest, memory_id: int) -> HttpResponse:
     """Overrule a supersession: this memory is live again, its superseder archived."""
-    memory = _memory_or_404(memory_id)
-    try:
-        lifecycle.memory_reverse_supersession(memory=memory, actor=staff_actor(request))
-    except ServiceError as error:
-        messages.error(request, str(error))
-        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
-    return _after_action(request, memory, "Supersession reversed: this memory is active again.")
+
+    def reverse_it(memory: Memory, actor: str) -> str:
+        lifecycle.memory_reverse_supersession(memory=memory, actor=actor)
+        return "Supersession reversed: this memory is active again."
+
+    return _act(request, memory_id, reverse_it)
 
 
 @staff_member_required
@@ -275,31 +284,27 @@ def memory_reverse(request: HttpRequest, memory_id: int) -> HttpResponse:
 def memory_restore_version(request: HttpRequest, memory_id: int) -> HttpResponse:
     """*Restore this version*: the fields an edit changed, as they were before it; a new
     edit through lifecycle.memory_edit (the service PATCH /api/memories/{id} uses)."""
-    memory = _memory_or_404(memory_id)
-    raw = request.POST.get("event", "")
-    try:
+
+    def restore(memory: Memory, actor: str) -> str:
+        raw = request.POST.get("event", "")
         if not raw.isdigit():
             raise _Bad("choose the history entry to restore (its number)")
-        restored = lifecycle.memory_restore_version(
-            memory=memory, event_id=int(raw), actor=staff_actor(request)
-        )
-    except ServiceError as error:
-        messages.error(request, str(error))
-        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
-    return _after_action(request, memory, f"Restored: {', '.join(restored)}.")
+        restored = lifecycle.memory_restore_version(memory=memory, event_id=int(raw), actor=actor)
+        return f"Restored: {', '.join(restored)}."
+
+    return _act(request, memory_id, restore)
 
 
 @staff_member_required
 @require_POST
 def memory_undo_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
     """Undo a restore: back to the archive, or superseded again by the same memory."""
-    memory = _memory_or_404(memory_id)
-    try:
-        lifecycle.memory_undo_restore(memory=memory, actor=staff_actor(request))
-    except ServiceError as error:
-        messages.error(request, str(error))
-        return _render_page(request, _memory_or_404(memory_id), status=error.status_code)
-    return _after_action(request, memory, f"Restore undone: memory {memory.pk} is {memory.status}.")
+
+    def undo(memory: Memory, actor: str) -> str:
+        lifecycle.memory_undo_restore(memory=memory, actor=actor)
+        return f"Restore undone: memory {memory.pk} is {memory.status}."
+
+    return _act(request, memory_id, undo)
 
 
 class _Bad(ServiceError):
