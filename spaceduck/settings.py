@@ -60,6 +60,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.humanize",
+    # Its widget templates, for FORM_RENDERER below.
+    "django.forms",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
@@ -116,6 +118,10 @@ TEMPLATES = [
         },
     }
 ]
+
+# Widgets are rendered with the templates above, so that templates/ can override one of Django's
+# (templates/admin/widgets/split_datetime.html: labels for the admin's date and time inputs).
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 # --- Storage -----------------------------------------------------------------
 # SQLite overwrites deleted content with zeros ("on"): what erase and delete promise. "fast"

@@ -1,43 +1,25 @@
 """Keyboard and screen readers in Chromium (issue 40 item 6): axe-core finds no serious or
-critical violation on any dashboard page, in light and dark, wide and on a phone; a skip link
-is the first tab stop; a reviewer approves with the queue's keys alone and the focus moves to
-the next item after every decision (candidates, notes, conflicts).
-
-axe-core comes from the axe-playwright-python package (its axe.min.js, axe-core 4.12,
-MPL-2.0), pinned in pyproject's dev extra."""
+critical violation on any dashboard page, in light and dark, wide and on a phone (the admin's
+pages: test_admin_accessibility_browser); a skip link is the first tab stop; a reviewer
+approves with the queue's keys alone and the focus moves to the next item after every
+decision (candidates, notes, conflicts)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from django.test import RequestFactory
 
 from memories.models import Memory
 from notes.models import Note
 from spaceduck.core.pages import server_error
+from tests.browser.axe import problems
 from tests.browser.conftest import log_in
 from tests.browser.site import seed_every_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SEVERE = {"serious", "critical"}
-# What the reviewer found (issue 40), whatever impact axe gives it: an unlabelled or
-# unseen tab stop, empty column headers, a heading jump, no way past the navigation.
-ALSO = {"label", "empty-table-header", "heading-order", "bypass", "aria-hidden-focus"}
 ACTIVE = "document.activeElement"
 MISSING = {"not-found", "no-note"}  # the pages of what is not there (404)
-
-
-def problems(page: Any) -> list[str]:
-    """axe-core's violations on the page as it is now that matter here, one line each."""
-    found = Axe().run(page).response["violations"]
-    return [
-        f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes'][:5]]}"
-        for v in found
-        if v["impact"] in SEVERE or v["id"] in ALSO
-    ]
 
 
 def new_page(browser, live_server, user, **options):  # type: ignore[no-untyped-def]
