@@ -18,13 +18,26 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from memories.models import Memory, MemoryEvent
+from memories.models import Memory, MemoryEvent, MemoryStatus
 from memories.write.lifecycle import EDITABLE, version_before
 
 # Words, runs of spaces and single signs: a diff marks whole words, keeps the spacing.
 _TOKENS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 # Text fields are diffed word by word; the others (numbers, lists, dates) are shown whole.
 _TEXT = ("title", "content", "summary", "scope_id", "kind", "procedure_subtype", "scope")
+
+
+Event = MemoryEvent.Event
+# Status changes the history keeps without a {"status": {"from", "to"}} entry: the event
+# says where the memory went, and the status it left is kept ("from") or implied.
+_STATUS_MOVES: dict[str, tuple[str | None, str]] = {
+    Event.ARCHIVED: (None, MemoryStatus.ARCHIVED),
+    Event.SUPERSEDED: (None, MemoryStatus.SUPERSEDED),
+    Event.RESTORED: (MemoryStatus.ARCHIVED, MemoryStatus.ACTIVE),
+    Event.PROMOTED: (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE),
+}
+# Keys those entries keep beside it, shown as rows: which memory superseded this one.
+_LINKS = {"superseded_by": "superseded by", "was_superseded_by": "was superseded by"}
 
 
 @dataclass(frozen=True)
@@ -63,9 +76,31 @@ def entries(memory: Memory, events: Sequence[MemoryEvent]) -> list[Entry]:
         else:
             changes = [_change(name, v["from"], v["to"]) for name, v in _from_to(data)]
             rest = {k: v for k, v in data.items() if k not in dict(_from_to(data))}
+            moved, rest = _status_move(event, rest)
+            changes += moved
             restorable = False
         shown.append(Entry(event, changes, as_json(rest) if rest else "", restorable))
     return shown
+
+
+def _status_move(
+    event: MemoryEvent, data: dict[str, Any]
+) -> tuple[list[FieldChange], dict[str, Any]]:
+    """An archive, supersession, restore or approval kept as the event and a bare ``from``
+    (or nothing): its status row and the memory it names, and the data left to show."""
+    move = _STATUS_MOVES.get(event.event)
+    if move is None or "status" in data:
+        return [], data
+    implied, to = move
+    if event.event == Event.RESTORED and data.get("was_superseded_by") is not None:
+        implied = MemoryStatus.SUPERSEDED  # a reversed supersession
+    left = data.get("from", implied)
+    rows = [_change("status", left, to)] if isinstance(left, str) else []
+    for key, label in _LINKS.items():
+        if data.get(key) is not None:
+            rows.append(FieldChange(label, _plain(""), _plain(f"#{data[key]}")))
+    rest = {k: v for k, v in data.items() if k != "from" and k not in _LINKS}
+    return rows, rest
 
 
 def _afters(events: Sequence[MemoryEvent], now: dict[str, Any]) -> dict[int, dict[str, Any]]:

@@ -8,6 +8,8 @@ Every action is tried as a plain form (POST -> redirect) and with htmx (the frag
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -193,8 +195,11 @@ def test_a_restore_of_an_archived_memory_can_be_undone(
     assert "Undo restore" not in page(staff_client, memory)
     staff_client.post(f"/memories/{memory.pk}/status/", {"status": "active"})
     assert "Undo restore" in page(staff_client, memory)
-    response = staff_client.post(f"/memories/{memory.pk}/undo-restore/", headers=headers)
-    assert response.status_code == (200 if headers else 302)
+    response = staff_client.post(
+        f"/memories/{memory.pk}/undo-restore/", headers=headers, follow=not headers
+    )
+    assert response.status_code == 200
+    assert f"Restore undone: memory {memory.pk} is archived." in response.content.decode()
     memory.refresh_from_db()
     assert memory.status == "archived"
     assert events(memory)[-1] == ("undone", "undo of a restore")
@@ -212,7 +217,7 @@ def test_a_reversed_supersession_can_be_undone(staff_client: Client) -> None:
     assert (old.status, new.status) == ("active", "archived")
     response = staff_client.post(f"/memories/{old.pk}/undo-restore/", headers=HTMX)
     assert response.status_code == 200
-    assert "Restore undone" in response.content.decode()
+    assert f"Restore undone: memory {old.pk} is superseded." in response.content.decode()
     old.refresh_from_db(), new.refresh_from_db()
     assert (old.status, old.superseded_by_id, new.status) == ("superseded", new.pk, "active")
     assert events(old)[-1] == ("undone", "undo of a reversed supersession")
@@ -379,3 +384,43 @@ def test_the_new_actions_need_staff_and_a_csrf_token(client: Client, django_user
         assert checked.post(url, data).status_code == 403, url
     memory.refresh_from_db()
     assert memory.content == "Alice sings."
+
+
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_status_moves_read_as_rows_not_data(staff_client: Client, headers: dict[str, str]) -> None:
+    """An archive keeps only the status it left, a restore nothing, a reversed supersession
+    the memory that had taken over: each reads as a status row (and who had taken over),
+    not as raw data."""
+    memory = make("Alice plays the oboe.")
+    staff_client.post(f"/memories/{memory.pk}/status/", {"status": "archived"})
+    staff_client.post(f"/memories/{memory.pk}/status/", {"status": "active"})
+    new = make("Alice lives in Lille.")
+    old = make("Alice lives in Lyon.", status="superseded", superseded_by=new)
+    staff_client.post(f"/memories/{old.pk}/reverse/")
+
+    assert moves(page(staff_client, memory, **headers)) == {
+        "archived": ["status", "active", "archived"],
+        "restored": ["status", "archived", "active"],
+    }
+    assert moves(page(staff_client, old, **headers))["restored"] == [
+        "status",
+        "superseded",
+        "active",
+        "was",
+        "superseded",
+        "by",
+        "—",
+        f"#{new.pk}",
+    ]
+
+
+def moves(html: str) -> dict[str, list[str]]:
+    """Each history entry's table, as words, by event; no entry shows raw data."""
+    history = html.split('class="timeline history"')[1].split("</ol>")[0]
+    assert "<summary>data</summary>" not in history
+    shown = {}
+    for entry in history.split('<li class="event event-')[1:]:
+        event, _, rest = entry.partition('"')
+        body = rest.split("<tbody>")[1].split("</tbody>")[0] if "<tbody>" in rest else ""
+        shown[event] = re.sub(r"<[^>]+>", " ", body).split()
+    return {event: words for event, words in shown.items() if words}

@@ -302,6 +302,7 @@ def memory_undo_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
 
     def undo(memory: Memory, actor: str) -> str:
         lifecycle.memory_undo_restore(memory=memory, actor=actor)
+        memory.refresh_from_db()  # the service changed its own copy
         return f"Restore undone: memory {memory.pk} is {memory.status}."
 
     return _act(request, memory_id, undo)
