@@ -52,6 +52,20 @@ def test_an_htmx_read_without_a_session_is_sent_to_log_in(client: Client) -> Non
     assert parse_qs(urlsplit(response["HX-Redirect"]).query)["next"] == ["/?kind=fact"]
 
 
+def test_a_filter_changed_as_the_session_ended_is_kept_for_after_the_login(
+    client: Client,
+) -> None:
+    """The viewer's filters GET its own path and push it to the address bar: the filter
+    being chosen is where the person was going. A poll of another path leads back to the
+    page it was made from."""
+    on_page = {"HX-Request": "true", "HX-Current-URL": "http://testserver/?kind=episode"}
+    response = client.get("/", {"kind": "fact"}, headers=on_page)
+    assert parse_qs(urlsplit(response["HX-Redirect"]).query)["next"] == ["/?kind=fact"]
+    queue = {"HX-Request": "true", "HX-Current-URL": "http://testserver/review/memories/"}
+    poll = client.get("/nav/counts/", headers=queue)
+    assert parse_qs(urlsplit(poll["HX-Redirect"]).query)["next"] == ["/review/memories/"]
+
+
 def test_a_plain_request_without_a_session_is_redirected_as_before(client: Client) -> None:
     memory = candidate()
     response = client.post(REVIEW, {"row": f"approve:{memory.pk}"})

@@ -52,8 +52,12 @@ def session_ended(request: HttpRequest, login: str) -> HttpResponse:
 
 
 def _page_of(request: HttpRequest) -> str:
-    """The page the person was on (same site only), else the requested path."""
+    """The page the person was on (same site only), else the requested path. A GET of the
+    page's own path is where they were going (a filter or a search the page puts in the
+    address bar), so its query is kept: the filter chosen as the session ended is not lost."""
     current = urlsplit(request.headers.get("HX-Current-URL", ""))
+    if request.method == "GET" and current.path == request.path:
+        return request.get_full_path()
     if current.path.startswith("/") and current.netloc in ("", request.get_host()):
         return current.path + (f"?{current.query}" if current.query else "")
     return request.get_full_path() if request.method == "GET" else "/"
