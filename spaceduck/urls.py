@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from spaceduck.ops import activity_views, dashboard
 from spaceduck.ops.api import api
@@ -28,6 +30,8 @@ urlpatterns = [
         {"fmt": "jsonl"},
         name="activity-jsonl",
     ),
+    # Browsers ask for it where a page names no icon (the API's JSON, a file download).
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("", include("memories.urls")),
 ]
 
