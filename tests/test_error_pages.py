@@ -112,7 +112,18 @@ def test_a_post_only_address_opened_by_hand_is_a_405_page_with_the_navigation(
     styled(answer, 405, f"{url} is not a page to open with GET: it takes POST")
     assert answer["Allow"] == "POST"
     assert "Method not allowed" in answer.content.decode()
+    # The way back is to the memory whose button the address belongs to.
+    assert f'<a href="/memories/{memory.pk}/" class="error-back">' in answer.content.decode()
     flashed(staff_client.get(url, headers=HTMX), 405, "it takes POST")
+
+
+def test_a_405_leads_back_to_the_page_above_only_when_there_is_one(staff_client: Client) -> None:
+    answer = staff_client.get("/people/erase/")
+    assert answer.status_code == 405
+    assert '<a href="/people/" class="error-back">' in answer.content.decode()
+    nowhere = staff_client.post("/overview/")
+    assert nowhere.status_code == 405
+    assert "error-back" not in nowhere.content.decode()  # its page above is the viewer, "/"
 
 
 def test_a_405_of_the_api_stays_json(owner) -> None:  # type: ignore[no-untyped-def]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import render
+from django.urls import Resolver404, resolve
 from django.template import loader
 
 TITLES = {
@@ -38,9 +39,17 @@ def staff_actor(request: HttpRequest) -> str:
     return f"staff:{request.user.get_username()}"
 
 
-def error_response(request: HttpRequest, message: str, status: int) -> HttpResponse:
-    """The message where the person will see it, the page they were on intact."""
-    context = {"message": message, "status": status, "title": TITLES.get(status, "Error")}
+def error_response(
+    request: HttpRequest, message: str, status: int, *, back: str = ""
+) -> HttpResponse:
+    """The message where the person will see it, the page they were on intact; ``back``
+    is the page to offer first (the page whose button a 405's URL belongs to)."""
+    context = {
+        "message": message,
+        "status": status,
+        "title": TITLES.get(status, "Error"),
+        "back": back,
+    }
     if getattr(request, "htmx", False):
         response = render(request, "error.html#error-flash", context, status=status)
         response["HX-Retarget"] = "#flash"
@@ -129,6 +138,19 @@ class MethodNotAllowedPage:
             f"{request.path} is not a page to open with {request.method}: it takes {how}, "
             "which the buttons on the pages send."
         )
-        page = error_response(request, message, 405)
+        page = error_response(request, message, 405, back=_page_above(request.path))
         page["Allow"] = allowed
         return page
+
+
+def _page_above(path: str) -> str:
+    """The page a button's URL belongs to (``/memories/10/`` for ``/memories/10/edit/``)
+    when there is one at that path, else ""."""
+    parent = path.rstrip("/").rpartition("/")[0] + "/"
+    if parent in ("/", path):
+        return ""
+    try:
+        resolve(parent)
+    except Resolver404:
+        return ""
+    return parent
