@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import render
-from django.urls import Resolver404, resolve
 from django.template import loader
+from django.urls import Resolver404, resolve
 
 TITLES = {
     400: "Bad request",
