@@ -36,11 +36,11 @@ ORIGINAL = "Alice plays the oboe."
 
 # (the changes, words every front end's refusal holds: the limit it is over)
 MEMORY_CASES = [
-    pytest.param({"content": "a" * 5000}, "at most 1000 characters", id="content-5000"),
+    pytest.param({"content": "a" * 5000}, "at most 1,000 characters", id="content-5000"),
     pytest.param({"title": "t" * 201}, "at most 200 characters", id="title-201"),
     pytest.param({"tags": [f"tag{i}" for i in range(40)]}, "at most 20 items", id="40-tags"),
     pytest.param({"tags": ["x" * 101]}, "at most 100 characters", id="tag-101"),
-    pytest.param({"summary": "s" * 1001}, "at most 1000 characters", id="summary-1001"),
+    pytest.param({"summary": "s" * 1001}, "at most 1,000 characters", id="summary-1001"),
     pytest.param({"scope_id": "p" * 256, "scope": "project"}, "at most 255", id="scope-id-256"),
 ]
 
@@ -307,7 +307,7 @@ def test_a_pasted_content_of_5200_characters_is_refused_with_its_count_not_cut(
     """The same words, exactly, from the API, the dashboard (plain and htmx) and the admin."""
     pasted = ("word " * 1040).strip() + "."  # 5,200 characters
     says = (
-        "content should have at most 1000 characters "
+        "content should have at most 1,000 characters "
         "(SPACEDUCK_MAX_MEMORY_CONTENT_CHARS), not 5,200"
     )
     api = owner.patch(f"/api/memories/{memory.pk}", {"content": pasted})

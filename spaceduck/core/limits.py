@@ -344,7 +344,7 @@ def text_length_problem(value: str, *, field: str, limit: int, source: str = "")
     if len(value) <= limit:
         return None
     said = f" ({source})" if source else ""
-    return f"{field} should have at most {limit} characters{said}, not {len(value):,}"
+    return f"{field} should have at most {limit:,} characters{said}, not {len(value):,}"
 
 
 def check_length(value: str, *, field: str, limit: int, source: str = "") -> str:

@@ -40,7 +40,7 @@ def test_the_counter_counts_code_points_and_a_long_paste_is_refused_not_cut(staf
     error = page.locator(".field.has-error .field-errors")
     error.wait_for()
     assert error.inner_text() == (
-        "content should have at most 1000 characters "
+        "content should have at most 1,000 characters "
         "(SPACEDUCK_MAX_MEMORY_CONTENT_CHARS), not 5,200"
     )
     # The form came back with the whole text and its counter.

@@ -186,7 +186,7 @@ def test_pages_hold_25_notes_and_link_to_the_next(staff_client: Client) -> None:
         ({"page": "0"}, "greater than or equal to 1"),
         ({"kind": "x" * 101}, "kind should have at most 100 characters, not 101"),
         ({"kind": "a\x00b"}, "Null characters are not allowed"),
-        ({"q": "x" * 1001}, "at most 1000 characters"),
+        ({"q": "x" * 1001}, "at most 1,000 characters"),
     ],
 )
 def test_bad_filters_are_a_400_that_says_what_is_wrong(
