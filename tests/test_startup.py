@@ -39,9 +39,10 @@ LOADED = (
 )
 
 
-def loaded_at_start(env: dict[str, str]) -> set[str]:
+def loaded_at_start(env: dict[str, str], code: str = LOADED) -> set[str]:
+    """The modules a fresh interpreter holds after ``code`` (which prints them)."""
     done = subprocess.run(
-        [sys.executable, "-c", LOADED],
+        [sys.executable, "-c", code],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
@@ -89,15 +90,7 @@ def test_the_urlconf_leaves_the_extraction_stages_to_the_worker(tmp_path: Path) 
     """Every command that runs the system checks loads the URLconf (the API, the views,
     the write path); the stages' patterns and the parser load with the first extraction."""
     env = service_env(tmp_path, SPACEDUCK_REDIS_URL="", SPACEDUCK_DATABASE_URL="")
-    done = subprocess.run(
-        [sys.executable, "-c", URLCONF_LOADED],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    loaded = set(json.loads(done.stdout))
+    loaded = loaded_at_start(env, URLCONF_LOADED)
     assert "spaceduck.ops.api" in loaded  # the URLconf did load
     assert "memories.extraction.pipeline" not in loaded
     assert "memories.extraction.clauses" not in loaded
