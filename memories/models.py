@@ -539,7 +539,7 @@ class Conflict(models.Model):
         RESOLVED = "resolved"
 
     class Resolution(models.TextChoices):
-        REPLACE = "replace"
+        REPLACE = "replace", "replace"  # lowercase like the others: reasons quote them
         KEEP_BOTH = "keep_both", "keep both"
         MERGE = "merge", "edit into one"
         SETTLED = "settled", "settled elsewhere"
