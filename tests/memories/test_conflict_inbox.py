@@ -140,16 +140,25 @@ def test_a_pair_settled_in_the_candidate_queue_leaves_the_inbox(
     assert Conflict.objects.get(pk=conflict["id"]).resolution == "settled"
 
 
-def test_a_candidate_approved_in_the_queue_stays_in_the_inbox(
+def test_approving_the_candidate_through_the_api_replaces_the_old_one(
     owner: Actor, reviewer: Actor
 ) -> None:
     conflict = flip(owner)
-    approved = reviewer.patch(f"/api/memories/{conflict['new']['id']}", {"status": "active"})
-    assert approved.status_code == 200
-    # Two active memories claiming two values of one thing: still a question.
-    [waiting] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
-    assert waiting["new"]["status"] == "active"
-    assert resolve(reviewer, conflict["id"], decision="replace").status_code == 200
+    new_id = conflict["new"]["id"]
+    # The agent itself cannot: approving is the human gate, and so is the conflict.
+    refused = owner.patch(f"/api/memories/{new_id}", {"status": "active"})
+    assert refused.status_code == 403
+    assert len(owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]) == 1
+    approved = reviewer.patch(f"/api/memories/{new_id}", {"status": "active"})
+    assert approved.status_code == 200, approved.content
+    assert approved.json()["status"] == "active"
+    # The person said the new one is right: the pair is decided as replace, by them.
+    assert owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"] == []
+    decided = Conflict.objects.get(pk=conflict["id"])
+    assert (decided.status, decided.resolution) == ("resolved", "replace")
+    assert decided.resolved_by == "token:reviewer"
+    old = Memory.objects.get(pk=conflict["old"]["id"])
+    assert (old.status, old.superseded_by_id) == ("superseded", new_id)
     assert contents(owner) == ["The user prefers coffee over tea."]
 
 
