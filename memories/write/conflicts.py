@@ -276,7 +276,8 @@ def _undo_reason(conflict: Conflict) -> str:
 
 
 def _merge_edit(new: Memory, tag: str) -> dict[str, Any]:
-    """The text the new memory had before the merge; ConflictError when edited since."""
+    """The fields the merge changed (the text, the title), as the new memory had them
+    before it; ConflictError when one was edited since."""
     edit = (
         MemoryEvent.objects.filter(
             memory_id=new.pk, event=MemoryEvent.Event.EDITED, reason__startswith=tag
@@ -286,11 +287,10 @@ def _merge_edit(new: Memory, tag: str) -> dict[str, Any]:
     )
     data = edit.data if edit is not None and isinstance(edit.data, dict) else {}
     before, after = data.get("before", {}), data.get("after", {})
-    if "content" not in before:
-        return {}  # a merge that kept the text as it was
-    if "content" in after and after["content"] != new.content:
+    changed = {name: value for name, value in before.items() if after.get(name) != value}
+    if any(after.get(name) != getattr(new, name) for name in changed):
         raise ConflictError(f"memory {new.pk} was edited after the merge: the decision stays")
-    return {"content": before["content"]}
+    return changed
 
 
 def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:

@@ -267,6 +267,35 @@ def test_each_conflict_decision_can_be_undone_from_the_inbox(
     assert old.status == "superseded"
 
 
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_an_undone_merge_puts_the_title_back_too(
+    staff_client: Client, headers: dict[str, str]
+) -> None:
+    pair = conflict()
+    Memory.objects.filter(pk=pair.new_id).update(title="Nantes")
+    data = {
+        "row": f"merge:{pair.pk}",
+        f"content-{pair.pk}": "The user lives in Nantes now.",
+        f"title-{pair.pk}": "Moved to Nantes",
+    }
+    staff_client.post("/review/conflicts/", data, headers=headers)
+    assert Memory.objects.get(pk=pair.new_id).title == "Moved to Nantes"
+    staff_client.post(f"/review/conflicts/{pair.pk}/undo/", headers=headers)
+    new = Memory.objects.get(pk=pair.new_id)
+    assert (new.status, new.title, new.content) == (
+        "candidate",
+        "Nantes",
+        "The user lives in Nantes.",
+    )
+    # The history's undone entry lists every field it put back.
+    undone = MemoryEvent.objects.filter(memory_id=new.pk, event="undone").order_by("id").first()
+    assert undone is not None
+    assert sorted(undone.data["before"]) == ["content", "title"]
+    entry = page(staff_client, new).split(f'id="history-{undone.pk}"')[1].split("</li>")[0]
+    assert '<th scope="row">title</th>' in entry
+    assert '<th scope="row">content</th>' in entry
+
+
 def _label(decision: str) -> str:
     return dict(Conflict.Resolution.choices)[decision]
 
