@@ -234,6 +234,9 @@ def decide(client: Client, pair: Conflict, decision: str, content: str = "") -> 
     assert client.post("/review/conflicts/", data, headers=HTMX).status_code == 200
 
 
+UNDONE_AS = {"replace": "replace", "keep_both": "keep both", "merge": "edit into one"}
+
+
 @pytest.mark.parametrize("decision", ["replace", "keep_both", "merge"])
 def test_each_conflict_decision_can_be_undone_from_the_inbox(
     staff_client: Client, decision: str
@@ -256,10 +259,12 @@ def test_each_conflict_decision_can_be_undone_from_the_inbox(
     assert (new.status, new.content) == ("candidate", "The user lives in Nantes.")
     pair.refresh_from_db()
     assert (pair.status, pair.resolution, pair.resolved_by) == ("open", "", "")
-    assert events(new)[-1][0] == "undone"
+    # Every undo says which decision it undid in the same lowercase words.
+    undo = f"undo of conflict {pair.pk}: {UNDONE_AS[decision]}"
+    assert events(new)[-1] == ("undone", undo)
     assert not any(e == "edited" and r.startswith("undo") for e, r in events(new))
     if decision != "keep_both":
-        assert events(old)[-1] == ("undone", f"undo of conflict {pair.pk}: {_label(decision)}")
+        assert events(old)[-1] == ("undone", undo)
     # It waits in the inbox again, and can be decided again.
     assert f'id="conflict-{pair.pk}"' in staff_client.get("/review/conflicts/").content.decode()
     decide(staff_client, pair, "replace")
@@ -294,10 +299,6 @@ def test_an_undone_merge_puts_the_title_back_too(
     entry = page(staff_client, new).split(f'id="history-{undone.pk}"')[1].split("</li>")[0]
     assert '<th scope="row">title</th>' in entry
     assert '<th scope="row">content</th>' in entry
-
-
-def _label(decision: str) -> str:
-    return dict(Conflict.Resolution.choices)[decision]
 
 
 def test_a_decision_is_undone_from_a_memorys_page_without_javascript(
