@@ -57,9 +57,9 @@
   );
 
   // Where the focus goes once the answer is in: the same item if it still waits (the
-  // decision failed), else the next waiting one after it, else the one before it, else any,
-  // else the decided item itself (a list that keeps it, saying what was decided), else the
-// queue (it says that nothing is waiting).
+  // decision failed: into the field it refused, when it says which), else the next waiting
+  // one after it, else the one before it, else any, else the decided item itself (a list
+  // that keeps it, saying what was decided), else the queue (it says that nothing waits).
   function settle(done) {
     var queue = queueNamed(done.queue);
     if (!queue) return;
@@ -69,7 +69,11 @@
     );
     for (var i = 0; i < ids.length; i++) {
       var item = document.getElementById(ids[i]);
-      if (item && queue.contains(item) && waiting(item)) return focusItem(item);
+      if (!item || !queue.contains(item) || !waiting(item)) continue;
+      var refused = ids[i] === done.item ? item.querySelector('[aria-invalid="true"]') : null;
+      if (!refused) return focusItem(item);
+      currentId = item.id;
+      return refused.focus();
     }
     var left = all(queue).filter(waiting);
     if (left.length) return focusItem(left[0]);
