@@ -51,6 +51,7 @@
         queue: queue.getAttribute("data-queue"),
         item: item ? item.id : null,
         order: all(queue).map(function (el) { return el.id; }),
+        undo: button.closest(".undo") !== null,
       };
     },
     true
@@ -63,6 +64,11 @@
   function settle(done) {
     var queue = queueNamed(done.queue);
     if (!queue) return;
+    // An Undo: the first item it brought back, in its place in the list.
+    var back = done.undo ? all(queue).filter(function (el) {
+      return done.order.indexOf(el.id) < 0 && waiting(el);
+    }) : [];
+    if (back.length) return focusItem(back[0]);
     var at = done.item ? done.order.indexOf(done.item) : -1;
     var ids = at < 0 ? done.order : [done.item].concat(
       done.order.slice(at + 1), done.order.slice(0, at).reverse()
