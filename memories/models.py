@@ -215,6 +215,13 @@ class Memory(models.Model):
             models.Index(
                 fields=["namespace", "status", "updated_at"], name="memory_ns_status_updated_idx"
             ),
+            # The candidate queue, newest learnt first (keyset on (created_at, id)), across
+            # namespaces and in one: a decision or its undo does not move an item there.
+            # Without them `bench pages` at 40k: 14.6 -> 23.0 ms (every candidate sorted).
+            models.Index(fields=["status", "created_at"], name="memory_status_created_idx"),
+            models.Index(
+                fields=["namespace", "status", "created_at"], name="memory_ns_status_created_idx"
+            ),
             # recall.widen's "written just before / after" seeks (selectors.written_around):
             # without it each seek scanned and sorted the namespace (1.2 s a recall at 100k).
             models.Index(fields=["namespace", "id"], name="memory_ns_id_idx"),
@@ -539,7 +546,7 @@ class Conflict(models.Model):
         RESOLVED = "resolved"
 
     class Resolution(models.TextChoices):
-        REPLACE = "replace"
+        REPLACE = "replace", "replace"  # lowercase like the others: reasons quote them
         KEEP_BOTH = "keep_both", "keep both"
         MERGE = "merge", "edit into one"
         SETTLED = "settled", "settled elsewhere"

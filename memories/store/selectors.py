@@ -393,8 +393,12 @@ VIEWER_PAGE_SIZE = 50
 # Counting stops here: "1000+" tells a reviewer as much as the exact number, and
 # counting costs one index entry per match (measured with `bench pages`).
 COUNT_CAP = 1000
-_AFTER_SQL = "(memories_memory.updated_at, memories_memory.id) < (%s, %s)"
-_BEFORE_SQL = "(memories_memory.updated_at, memories_memory.id) > (%s, %s)"
+# The orders a page can be in: the viewer's last change first; the candidate queue's newest
+# learnt first, which a decision and its undo leave as it was (an undone item comes back
+# in its place). {order} is one of these, never user input.
+ORDERS = ("updated_at", "created_at")
+_AFTER_SQL = "(memories_memory.{order}, memories_memory.id) < (%s, %s)"
+_BEFORE_SQL = "(memories_memory.{order}, memories_memory.id) > (%s, %s)"
 
 
 @dataclass(frozen=True)
@@ -438,32 +442,37 @@ def memory_page(
     before: Position | None = None,
     size: int = VIEWER_PAGE_SIZE,
     related: Sequence[str] = (),
+    order: str = "updated_at",
 ) -> MemoryPage:
-    """One page of memories, newest ``updated_at`` first, strictly after (older than)
-    ``after`` or strictly before (newer than) ``before``; ``related`` foreign keys are
-    loaded in the same query."""
+    """One page of memories, newest ``order`` (one of ``ORDERS``) first, strictly after
+    (older than) ``after`` or strictly before (newer than) ``before``; ``related`` foreign
+    keys are loaded in the same query."""
+    if order not in ORDERS:
+        raise ValueError(f"a memory page is in one of {ORDERS}, not {order!r}")
     queryset = filters.queryset().select_related(*related)
     if before is not None:
+        where = _BEFORE_SQL.format(order=order)
         rows = list(
-            queryset.extra(where=[_BEFORE_SQL], params=before.sql_params()).order_by(
-                "updated_at", "id"
-            )[: size + 1]
+            queryset.extra(where=[where], params=before.sql_params()).order_by(order, "id")[
+                : size + 1
+            ]
         )
         more_newer = len(rows) > size
         memories = rows[:size][::-1]
         return MemoryPage(
             memories,
-            older=Position.of(memories[-1], "updated_at") if memories else None,
-            newer=Position.of(memories[0], "updated_at") if memories and more_newer else None,
+            older=Position.of(memories[-1], order) if memories else None,
+            newer=Position.of(memories[0], order) if memories and more_newer else None,
         )
     if after is not None:
-        queryset = queryset.extra(where=[_AFTER_SQL], params=after.sql_params())
-    rows = list(queryset.order_by("-updated_at", "-id")[: size + 1])
+        where = _AFTER_SQL.format(order=order)
+        queryset = queryset.extra(where=[where], params=after.sql_params())
+    rows = list(queryset.order_by(f"-{order}", "-id")[: size + 1])
     memories = rows[:size]
     return MemoryPage(
         memories,
-        older=Position.of(memories[-1], "updated_at") if len(rows) > size else None,
-        newer=Position.of(memories[0], "updated_at") if after is not None and memories else None,
+        older=Position.of(memories[-1], order) if len(rows) > size else None,
+        newer=Position.of(memories[0], order) if after is not None and memories else None,
     )
 
 

@@ -19,18 +19,24 @@ A decision can be undone (``conflict_undo``) while its memories are as it left t
 superseded ones are live again, the new one a candidate with its own text again, and the
 conflict waits in the inbox again; each change is recorded as ``undone``.
 
-Deciding needs the ``approve`` permission: an agent cannot settle its own conflict. A
-conflict whose memories changed meanwhile (the candidate rejected in the candidate queue,
-either memory archived, superseded or deleted) is settled elsewhere: it leaves the inbox and
-a decision on it is refused with what happened. A candidate approved in the queue stays in
-the inbox beside the old memory: two active memories that contradict each other are still
-a question (``dedup.open_contradictions`` opens such pairs when an edit or claims read after
-an upgrade make them).
+Deciding needs the ``approve`` permission: an agent cannot settle its own conflict.
+Approving the new memory as a candidate (the candidate queue one by one, by keyboard or in
+bulk, its page, ``PATCH /api/memories/{id}`` with ``"status": "active"``, the admin: all go
+through ``lifecycle.memory_approve``) is a person saying the new one is right: it decides
+its open conflicts as **replace** (``approve_new``), recorded under that person and undone
+as any replace (the queue's Undo of the approval does it). Leaving the pair open would leave
+two active memories that contradict each other for agents to recall, the question
+``dedup.open_contradictions`` asks about when an edit or claims read after an upgrade make
+such a pair. A conflict whose memories changed meanwhile (the candidate rejected in the
+candidate queue, either memory archived, superseded or deleted) is settled elsewhere: it
+leaves the inbox and a decision on it is refused with what happened.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -118,8 +124,49 @@ def conflict_resolve(
     return conflict
 
 
-def _apply(conflict: Conflict, decision: str, actor: str, content: str, title: str) -> None:
+def approve_new(*, memory: Memory, actor: str) -> bool:
+    """A person approved ``memory`` while it waits as the new side of open conflicts: each
+    is decided as replace (see the module docstring), in the caller's transaction; False
+    when it waits in none (a plain approval). The caller checked the permission."""
+    waiting = pending().filter(new_id=memory.pk).order_by("id").values_list("pk", flat=True)
+    decided = False
+    for conflict_id in list(waiting):
+        conflict = (
+            Conflict.objects.select_for_update().select_related("old", "new").get(pk=conflict_id)
+        )
+        # One an earlier replace of this approval settled (its old memory superseded too)
+        # is closed as settled; the others are this person's decision.
+        if not _settled_elsewhere(conflict):
+            _apply(conflict, "replace", actor, "", "", how=APPROVED)
+            decided = True
+    return decided
+
+
+# Added to the reasons of a replace made by approving the new memory as a candidate.
+APPROVED = "the new one approved"
+
+
+def promoted_by(memory: Memory) -> Conflict | None:
+    """The decided conflict whose decision made ``memory`` active, when that is its latest
+    promotion: what an undo of its approval in the candidate queue undoes."""
+    last = (
+        MemoryEvent.objects.filter(memory_id=memory.pk, event=MemoryEvent.Event.PROMOTED)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    found = _PROMOTED_BY.match(last.reason) if last is not None else None
+    if found is None:
+        return None
+    return Conflict.objects.filter(
+        pk=int(found.group(1)), new_id=memory.pk, status=Conflict.Status.RESOLVED
+    ).first()
+
+
+def _apply(
+    conflict: Conflict, decision: str, actor: str, content: str, title: str, how: str = ""
+) -> None:
     new = conflict.new
+    said = _LABEL[decision] + (f" ({how})" if how else "")
     if decision == "merge":
         # Validated and re-embedded as any edit (limits, the secrets firewall); its claim is
         # read again from the new text. The title is the person's, else made from the text
@@ -138,12 +185,12 @@ def _apply(conflict: Conflict, decision: str, actor: str, content: str, title: s
             memory=new,
             event=MemoryEvent.Event.PROMOTED,
             actor=actor,
-            reason=f"conflict {conflict.pk} with memory {conflict.old_id}: {_LABEL[decision]}",
+            reason=f"{_promoted_tag(conflict)}{conflict.old_id}: {said}",
             data={"status": {"from": MemoryStatus.CANDIDATE, "to": MemoryStatus.ACTIVE}},
         )
     if decision != "keep_both":
         for old in _replaced(conflict):
-            _supersede(old, new, actor, f"conflict {conflict.pk}: {_LABEL[decision]}")
+            _supersede(old, new, actor, f"conflict {conflict.pk}: {said}")
     _close(conflict, decision, actor)
 
 
@@ -164,7 +211,7 @@ def conflict_undo(*, conflict: Conflict, actor: str, can_approve: bool) -> Confl
             raise ConflictError(f"memory {new.pk} is {new.status} now: the decision stays")
         tag = f"conflict {conflict.pk}: "
         superseded = _superseded_by_decision(conflict, new, tag)
-        merged = _merge_edit(new, tag) if conflict.resolution == "merge" else None
+        merged = _merge_edit(new, tag) if conflict.resolution == "merge" else {}
         for old, was in superseded:
             old.status, old.superseded_by = was, None
             old.updated_at = timezone.now()
@@ -173,15 +220,15 @@ def conflict_undo(*, conflict: Conflict, actor: str, can_approve: bool) -> Confl
                 memory=old,
                 event=MemoryEvent.Event.UNDONE,
                 actor=actor,
-                reason=f"undo of {tag}{conflict.get_resolution_display()}",
+                reason=_undo_reason(conflict),
                 data={"status": {"from": MemoryStatus.SUPERSEDED, "to": was}},
             )
-        if merged is not None:
+        if merged:
             memory_edit(
                 memory=new,
-                changes={"content": merged},
+                changes=merged,
                 actor=actor,
-                reason=f"undo of {tag}{conflict.get_resolution_display()}",
+                reason=_undo_reason(conflict),
                 event=MemoryEvent.Event.UNDONE,
             )
         _unpromote(new, conflict, actor)
@@ -223,8 +270,14 @@ def _superseded_by_decision(conflict: Conflict, new: Memory, tag: str) -> list[t
     ]
 
 
-def _merge_edit(new: Memory, tag: str) -> str | None:
-    """The text the new memory had before the merge; ConflictError when edited since."""
+def _undo_reason(conflict: Conflict) -> str:
+    """ "undo of conflict 4: replace" (or keep both, edit into one): the decision's label."""
+    return f"undo of conflict {conflict.pk}: {conflict.get_resolution_display()}"
+
+
+def _merge_edit(new: Memory, tag: str) -> dict[str, Any]:
+    """The fields the merge changed (the text, the title), as the new memory had them
+    before it; ConflictError when one was edited since."""
     edit = (
         MemoryEvent.objects.filter(
             memory_id=new.pk, event=MemoryEvent.Event.EDITED, reason__startswith=tag
@@ -234,11 +287,10 @@ def _merge_edit(new: Memory, tag: str) -> str | None:
     )
     data = edit.data if edit is not None and isinstance(edit.data, dict) else {}
     before, after = data.get("before", {}), data.get("after", {})
-    if "content" not in before:
-        return None  # a merge that kept the text as it was
-    if "content" in after and after["content"] != new.content:
+    changed = {name: value for name, value in before.items() if after.get(name) != value}
+    if any(after.get(name) != getattr(new, name) for name in changed):
         raise ConflictError(f"memory {new.pk} was edited after the merge: the decision stays")
-    return str(before["content"])
+    return changed
 
 
 def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:
@@ -246,7 +298,7 @@ def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:
     promoted = MemoryEvent.objects.filter(
         memory_id=new.pk,
         event=MemoryEvent.Event.PROMOTED,
-        reason__startswith=f"conflict {conflict.pk} with ",
+        reason__startswith=_promoted_tag(conflict),
     ).exists()
     if not promoted:
         return  # it was active before (a pair of live memories): it stays so
@@ -256,11 +308,18 @@ def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:
         memory=new,
         event=MemoryEvent.Event.UNDONE,
         actor=actor,
-        reason=f"undo of conflict {conflict.pk}: {conflict.get_resolution_display()}",
+        reason=_undo_reason(conflict),
         data={"status": {"from": MemoryStatus.ACTIVE, "to": MemoryStatus.CANDIDATE}},
     )
 
 
+def _promoted_tag(conflict: Conflict) -> str:
+    """How the new memory's promotion by a decision starts: what an undo looks for."""
+    return f"conflict {conflict.pk} with memory "
+
+
+_PROMOTED_BY = re.compile(r"conflict (\d+) with memory ")
+# The decision as its history reasons say it ("conflict 4: replaced").
 _LABEL = {"replace": "replaced", "keep_both": "both kept", "merge": "edited into one"}
 
 
@@ -351,11 +410,13 @@ def _close(conflict: Conflict, resolution: str, actor: str) -> None:
 __all__ = [
     "BULK_DECISIONS",
     "DECISIONS",
+    "approve_new",
     "conflict_get",
     "conflict_resolve",
     "conflict_undo",
     "conflicts_resolve",
     "pending",
     "pending_count",
+    "promoted_by",
     "undoable",
 ]

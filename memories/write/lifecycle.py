@@ -23,7 +23,7 @@ from memories.store import vector_index
 from memories.write.dedup import LIVE, open_contradictions
 from memories.write.forgetting import forget_memories
 from memories.write.services import content_hash, embedding_text, memory_history_record
-from spaceduck.core.errors import InvalidInput, PermissionDenied
+from spaceduck.core.errors import InvalidInput, PermissionDenied, ServiceError
 from spaceduck.core.limits import check_memory_fields
 from spaceduck.core.providers import get_embedder
 
@@ -52,12 +52,20 @@ def _save(memory: Memory, fields: list[str]) -> None:
 
 
 def memory_approve(*, memory: Memory, actor: str, can_approve: bool) -> Memory:
-    """candidate -> active: a person (the `approve` permission) vouches for it."""
+    """candidate -> active: a person (the `approve` permission) vouches for it. Every way of
+    approving comes here (the queue, its page, the API, the admin); a candidate waiting in
+    the conflict inbox is the new one being right: its conflicts are decided as replace."""
     if not can_approve:
         raise PermissionDenied("making a candidate memory active needs the 'approve' permission")
     if memory.status != MemoryStatus.CANDIDATE:
         raise InvalidInput(f"only a candidate memory can be approved; this one is {memory.status}")
+    # Imported here: memories.write.conflicts edits memories through this module.
+    from memories.write.conflicts import approve_new
+
     with transaction.atomic():
+        if approve_new(memory=memory, actor=actor):
+            memory.refresh_from_db()
+            return memory
         memory.status = MemoryStatus.ACTIVE
         _save(memory, ["status"])
         memory_history_record(
@@ -211,16 +219,30 @@ def memories_undo(*, statuses: dict[int, tuple[str, str]], actor: str, what: str
     """Put back the statuses a bulk decision changed (``BulkOutcome.statuses``): each memory
     still as the decision left it goes back, with an ``undone`` event saying what it undid;
     one that changed since is skipped with why. Superseded memories are never undone here
-    (a supersession is reversed from the memory's page)."""
+    (a supersession is reversed from the memory's page). An approval that decided the
+    candidate's conflicts (``memory_approve``) is undone as those decisions are
+    (``conflicts.conflict_undo``: the replaced memories live again, the conflict open)."""
+    from memories.write import conflicts  # imported here: conflicts imports this module
+
     changed: list[int] = []
     skipped: dict[int, str] = {}
     found = Memory.objects.in_bulk(sorted(statuses))
     for memory_id, (before, after) in sorted(statuses.items()):
         memory = found.get(memory_id)
+        decided = None
+        if memory is not None and (before, after) == ("candidate", "active"):
+            decided = conflicts.promoted_by(memory)
         if memory is None:
             skipped[memory_id] = "does not exist"
         elif memory.status != after or MemoryStatus.SUPERSEDED in (before, after):
             skipped[memory_id] = f"is {memory.status} now"
+        elif decided is not None:
+            try:
+                conflicts.conflict_undo(conflict=decided, actor=actor, can_approve=True)
+            except ServiceError as exc:
+                skipped[memory_id] = f"keeps its conflict's decision: {exc}"
+            else:
+                changed.append(memory_id)
         else:
             with transaction.atomic():
                 memory.status = before

@@ -51,25 +51,35 @@
         queue: queue.getAttribute("data-queue"),
         item: item ? item.id : null,
         order: all(queue).map(function (el) { return el.id; }),
+        undo: button.closest(".undo") !== null,
       };
     },
     true
   );
 
   // Where the focus goes once the answer is in: the same item if it still waits (the
-  // decision failed), else the next waiting one after it, else the one before it, else any,
-  // else the decided item itself (a list that keeps it, saying what was decided), else the
-// queue (it says that nothing is waiting).
+  // decision failed: into the field it refused, when it says which), else the next waiting
+  // one after it, else the one before it, else any, else the decided item itself (a list
+  // that keeps it, saying what was decided), else the queue (it says that nothing waits).
   function settle(done) {
     var queue = queueNamed(done.queue);
     if (!queue) return;
+    // An Undo: the first item it brought back, in its place in the list.
+    var back = done.undo ? all(queue).filter(function (el) {
+      return done.order.indexOf(el.id) < 0 && waiting(el);
+    }) : [];
+    if (back.length) return focusItem(back[0]);
     var at = done.item ? done.order.indexOf(done.item) : -1;
     var ids = at < 0 ? done.order : [done.item].concat(
       done.order.slice(at + 1), done.order.slice(0, at).reverse()
     );
     for (var i = 0; i < ids.length; i++) {
       var item = document.getElementById(ids[i]);
-      if (item && queue.contains(item) && waiting(item)) return focusItem(item);
+      if (!item || !queue.contains(item) || !waiting(item)) continue;
+      var refused = ids[i] === done.item ? item.querySelector('[aria-invalid="true"]') : null;
+      if (!refused) return focusItem(item);
+      currentId = item.id;
+      return refused.focus();
     }
     var left = all(queue).filter(waiting);
     if (left.length) return focusItem(left[0]);

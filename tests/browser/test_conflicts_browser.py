@@ -99,3 +99,30 @@ def test_bulk_replace_with_htmx(staff_page) -> None:  # type: ignore[no-untyped-
     assert "2 conflicts: replaced." in page.locator("#flash").inner_text()
     assert page.evaluate("window.__marker") == "same page"  # swapped by htmx, no reload
     assert active() == ["The user prefers coffee over tea.", "The user prefers dogs over cats."]
+
+
+def test_a_refused_merge_keeps_the_text_in_place(staff_page) -> None:  # type: ignore[no-untyped-def]
+    unsure_flip("The user prefers tea over coffee.", "The user prefers coffee over tea.")
+    pet = unsure_flip("The user prefers cats over dogs.", "The user prefers dogs over cats.")
+    page = staff_page
+    page.set_viewport_size({"width": 1280, "height": 500})
+    page.goto(f"{page.base}/review/conflicts/")
+    page.evaluate("window.__marker = 'same page'")
+    card = page.locator(f"#conflict-{pet.conflicts_as_new.get().pk}")
+    mine = "The user likes dogs and cats alike. " + "x" * 1000
+    card.locator("textarea").fill(mine)
+    card.locator("input[name^=title]").fill("Pets")
+    card.get_by_role("button", name="Save as one").click()
+    page.wait_for_selector(".merge-refusal")
+    refusal = card.locator(".merge-refusal").inner_text()
+    assert "content should have at most 1000 characters" in refusal
+    assert "not 1,036" in refusal  # its count
+    assert "at most 1000 characters" in page.locator("#flash").inner_text()
+    assert card.locator("textarea").input_value() == mine
+    assert card.locator("input[name^=title]").input_value() == "Pets"
+    # Only that card was swapped: no reload, and the focus is in the field to shorten.
+    assert page.evaluate("window.__marker") == "same page"
+    page.wait_for_function(
+        "document.activeElement && document.activeElement.tagName === 'TEXTAREA'"
+    )
+    assert "The user prefers cats over dogs." in active()

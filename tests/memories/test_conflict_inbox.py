@@ -140,16 +140,25 @@ def test_a_pair_settled_in_the_candidate_queue_leaves_the_inbox(
     assert Conflict.objects.get(pk=conflict["id"]).resolution == "settled"
 
 
-def test_a_candidate_approved_in_the_queue_stays_in_the_inbox(
+def test_approving_the_candidate_through_the_api_replaces_the_old_one(
     owner: Actor, reviewer: Actor
 ) -> None:
     conflict = flip(owner)
-    approved = reviewer.patch(f"/api/memories/{conflict['new']['id']}", {"status": "active"})
-    assert approved.status_code == 200
-    # Two active memories claiming two values of one thing: still a question.
-    [waiting] = owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]
-    assert waiting["new"]["status"] == "active"
-    assert resolve(reviewer, conflict["id"], decision="replace").status_code == 200
+    new_id = conflict["new"]["id"]
+    # The agent itself cannot: approving is the human gate, and so is the conflict.
+    refused = owner.patch(f"/api/memories/{new_id}", {"status": "active"})
+    assert refused.status_code == 403
+    assert len(owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"]) == 1
+    approved = reviewer.patch(f"/api/memories/{new_id}", {"status": "active"})
+    assert approved.status_code == 200, approved.content
+    assert approved.json()["status"] == "active"
+    # The person said the new one is right: the pair is decided as replace, by them.
+    assert owner.get("/api/conflicts", {"namespace": NS}).json()["conflicts"] == []
+    decided = Conflict.objects.get(pk=conflict["id"])
+    assert (decided.status, decided.resolution) == ("resolved", "replace")
+    assert decided.resolved_by == "token:reviewer"
+    old = Memory.objects.get(pk=conflict["old"]["id"])
+    assert (old.status, old.superseded_by_id) == ("superseded", new_id)
     assert contents(owner) == ["The user prefers coffee over tea."]
 
 
@@ -269,6 +278,45 @@ def test_edit_into_one_from_the_dashboard_sets_the_title(
     assert answer.status_code == (200 if htmx else 302)
     assert new_side(conflict).title == (title or MERGED_TITLE)
     assert contents(owner) == [MERGED]
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+@pytest.mark.parametrize(
+    ("content", "title", "said"),
+    [
+        ("x" * 1001, "Mine", "content should have at most 1000 characters"),
+        (MERGED, "t" * 201, "title should have at most 200 characters"),
+    ],
+    ids=["long-text", "long-title"],
+)
+def test_a_refused_merge_keeps_the_reviewers_text_and_says_why_beside_it(
+    owner: Actor, staff_client, htmx: bool, content: str, title: str, said: str
+) -> None:  # type: ignore[no-untyped-def]
+    conflict = flip(owner)
+    pk = conflict["id"]
+    answer = staff_client.post(
+        "/review/conflicts/",
+        {"row": f"merge:{pk}", f"content-{pk}": content, f"title-{pk}": title},
+        headers={"HX-Request": "true"} if htmx else {},
+    )
+    assert answer.status_code == 422
+    html = answer.content.decode()
+    if htmx:  # only this pair's card, put back in place of itself
+        assert html.lstrip().startswith(f'<article class="conflict" id="conflict-{pk}"')
+        assert (answer["HX-Retarget"], answer["HX-Reswap"]) == (f"#conflict-{pk}", "outerHTML")
+        assert 'hx-swap-oob="innerHTML"' in html  # the flash says it too
+    card = html[html.index(f'id="conflict-{pk}"') :]
+    card = card[: card.index("</article>")]
+    # The reviewer's own text and title, the refusal (with the count) beside the form.
+    assert f">{content}</textarea>" in card
+    assert f'value="{title}"' in card
+    assert 'aria-invalid="true"' in card
+    refusal = card[card.index(f'id="merge-refusal-{pk}"') :]
+    assert said in refusal
+    assert "not 1,001" in refusal or "not 201" in refusal
+    flash = html[html.index('id="flash"') :]
+    assert said in flash[: flash.index("</div>")]
+    assert contents(owner) == ["The user prefers tea over coffee."]
 
 
 def test_bulk_keep_both_with_htmx_swaps_only_the_inbox(owner: Actor, staff_client) -> None:  # type: ignore[no-untyped-def]

@@ -239,6 +239,9 @@ def decide(client: Client, pair: Conflict, decision: str, content: str = "") -> 
     assert client.post("/review/conflicts/", data, headers=HTMX).status_code == 200
 
 
+UNDONE_AS = {"replace": "replace", "keep_both": "keep both", "merge": "edit into one"}
+
+
 @pytest.mark.parametrize("decision", ["replace", "keep_both", "merge"])
 def test_each_conflict_decision_can_be_undone_from_the_inbox(
     staff_client: Client, decision: str
@@ -261,10 +264,12 @@ def test_each_conflict_decision_can_be_undone_from_the_inbox(
     assert (new.status, new.content) == ("candidate", "The user lives in Nantes.")
     pair.refresh_from_db()
     assert (pair.status, pair.resolution, pair.resolved_by) == ("open", "", "")
-    assert events(new)[-1][0] == "undone"
+    # Every undo says which decision it undid in the same lowercase words.
+    undo = f"undo of conflict {pair.pk}: {UNDONE_AS[decision]}"
+    assert events(new)[-1] == ("undone", undo)
     assert not any(e == "edited" and r.startswith("undo") for e, r in events(new))
     if decision != "keep_both":
-        assert events(old)[-1] == ("undone", f"undo of conflict {pair.pk}: {_label(decision)}")
+        assert events(old)[-1] == ("undone", undo)
     # It waits in the inbox again, and can be decided again.
     assert f'id="conflict-{pair.pk}"' in staff_client.get("/review/conflicts/").content.decode()
     decide(staff_client, pair, "replace")
@@ -272,8 +277,33 @@ def test_each_conflict_decision_can_be_undone_from_the_inbox(
     assert old.status == "superseded"
 
 
-def _label(decision: str) -> str:
-    return dict(Conflict.Resolution.choices)[decision]
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_an_undone_merge_puts_the_title_back_too(
+    staff_client: Client, headers: dict[str, str]
+) -> None:
+    pair = conflict()
+    Memory.objects.filter(pk=pair.new_id).update(title="Nantes")
+    data = {
+        "row": f"merge:{pair.pk}",
+        f"content-{pair.pk}": "The user lives in Nantes now.",
+        f"title-{pair.pk}": "Moved to Nantes",
+    }
+    staff_client.post("/review/conflicts/", data, headers=headers)
+    assert Memory.objects.get(pk=pair.new_id).title == "Moved to Nantes"
+    staff_client.post(f"/review/conflicts/{pair.pk}/undo/", headers=headers)
+    new = Memory.objects.get(pk=pair.new_id)
+    assert (new.status, new.title, new.content) == (
+        "candidate",
+        "Nantes",
+        "The user lives in Nantes.",
+    )
+    # The history's undone entry lists every field it put back.
+    undone = MemoryEvent.objects.filter(memory_id=new.pk, event="undone").order_by("id").first()
+    assert undone is not None
+    assert sorted(undone.data["before"]) == ["content", "title"]
+    entry = page(staff_client, new).split(f'id="history-{undone.pk}"')[1].split("</li>")[0]
+    assert '<th scope="row">title</th>' in entry
+    assert '<th scope="row">content</th>' in entry
 
 
 def test_a_decision_is_undone_from_a_memorys_page_without_javascript(

@@ -3,6 +3,8 @@ approve or reject one by one or in bulk (one POST), the navigation count follows
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -196,3 +198,29 @@ def test_a_bulk_reject_can_be_undone_from_where_it_was_made(staff_client) -> Non
     assert "left as it is: it is candidate now" in again.content.decode()
     forged = staff_client.post("/review/memories/", {"undo": token[:-2] + "xx"})
     assert forged.status_code == 400
+
+
+@pytest.mark.parametrize("headers", [{}, HTMX], ids=["plain", "htmx"])
+def test_an_undone_decision_puts_the_item_back_in_its_place(staff_client, headers) -> None:  # type: ignore[no-untyped-def]
+    ids = [
+        memory_create(
+            namespace="user:alice", kind="fact", content=f"Fact {n}.", actor="t", status="candidate"
+        ).pk
+        for n in range(3)
+    ]
+
+    def shown() -> list[int]:
+        html = staff_client.get("/review/memories/").content.decode()
+        return [int(i) for i in re.findall(r'<tr id="candidate-(\d+)"', html)]
+
+    assert shown() == ids[::-1]  # newest learnt first
+    decided = staff_client.post("/review/memories/", {"row": f"approve:{ids[1]}"}, headers=headers)
+    html = (
+        decided.content.decode()
+        if headers
+        else staff_client.get(decided["Location"]).content.decode()
+    )
+    token = re.search(r'name="undo" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+    staff_client.post("/review/memories/", {"undo": token}, headers=headers)
+    assert Memory.objects.get(pk=ids[1]).status == "candidate"
+    assert shown() == ids[::-1]  # not first: where it was

@@ -71,6 +71,36 @@ def test_a_memorys_page_shows_its_open_conflict(owner: Actor, staff_client: Clie
     assert 'id="open-conflict"' not in staff_client.get(f"/memories/{new}/").content.decode()
 
 
+def why_waits(page: str) -> str:
+    found = re.search(r'<dd class="why-waits">(.*?)</dd>', page, re.S)
+    assert found is not None, "the page does not say why it waits"
+    return " ".join(found.group(1).split())
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+def test_a_memorys_page_says_why_it_waits_as_the_queue_does(
+    owner: Actor, staff_client: Client, htmx: bool
+) -> None:
+    conflict = flip(owner)
+    old, new = conflict["old"]["id"], conflict["new"]["id"]
+    Memory.objects.filter(pk=new).update(confidence=0.8)  # a confident one, waiting for the pair
+    headers = HTMX if htmx else {}
+    page = staff_client.get(f"/memories/{new}/", headers=headers).content.decode()
+    said = why_waits(page)
+    assert said.startswith(f'conflicts with <a href="/memories/{old}/">#{old}</a>')
+    assert f'#conflict-{conflict["id"]}">decide the pair</a>' in said
+    assert "low confidence" not in said
+    assert "so it waits for a person" not in page  # the old wording, for every candidate
+    chess = low_confidence()
+    page = staff_client.get(f"/memories/{chess.pk}/", headers=headers).content.decode()
+    assert why_waits(page) == "low confidence (0.55 &lt; 0.70)"  # the queue's words
+    queue = staff_client.get("/review/memories/").content.decode()
+    row = queue[queue.index(f'id="candidate-{chess.pk}"') :]
+    assert "low confidence (0.55 &lt; 0.70)" in row[: row.index("</tr>")]
+    # An active memory does not wait.
+    assert 'class="why-waits"' not in staff_client.get(f"/memories/{old}/").content.decode()
+
+
 def test_a_decision_in_the_queue_updates_every_count(owner: Actor, staff_client: Client) -> None:
     flip(owner)
     chess = low_confidence()

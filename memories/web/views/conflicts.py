@@ -7,6 +7,7 @@ htmx only swaps the inbox in place.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,7 @@ from memories.models import Conflict
 from memories.store.selectors import clean_namespace
 from memories.web.views.memory import render_memory_page
 from memories.write import conflicts
-from spaceduck.core.errors import InvalidInput, ServiceError
+from spaceduck.core.errors import InvalidInput, NotFound, ServiceError
 from spaceduck.core.pages import staff_actor
 
 INBOX = "memories/conflicts.html"
@@ -55,12 +56,23 @@ def _namespace(raw: str) -> tuple[str, str]:
         return raw, str(exc)
 
 
+@dataclass(frozen=True)
+class _Draft:
+    """A merge the service refused: the reviewer's text and title, kept in its form, and why."""
+
+    conflict_id: int
+    content: str
+    title: str
+    refusal: str
+
+
 def _render(
     request: HttpRequest,
     namespace: str,
     error: str,
     status: int = 200,
     decided: list[int] | None = None,
+    draft: _Draft | None = None,
 ) -> HttpResponse:
     context: dict[str, Any] = {
         "namespace": namespace,
@@ -81,10 +93,40 @@ def _render(
         waiting = conflicts.pending(namespace).order_by("-id")
         context["pairs"] = list(waiting[:PAGE_SIZE])
         for pair in context["pairs"]:
-            pair.sides = (("old", pair.old), ("new", pair.new))  # type: ignore[attr-defined]
+            _dress(pair, draft if draft is not None and draft.conflict_id == pair.pk else None)
         context["more"] = waiting[PAGE_SIZE : PAGE_SIZE + 1].exists()
     template = INBOX + "#inbox" if request.htmx else INBOX  # type: ignore[attr-defined]
     return render(request, template, context, status=status)
+
+
+def _dress(pair: Conflict, draft: _Draft | None) -> None:
+    """What a pair's card shows: both sides, and the merge form as the reviewer left it
+    when the service refused it (else the candidate's text and no title)."""
+    pair.sides = (("old", pair.old), ("new", pair.new))  # type: ignore[attr-defined]
+    pair.draft = draft or _Draft(pair.pk, pair.new.content, "", "")  # type: ignore[attr-defined]
+
+
+def _refused_merge(
+    request: HttpRequest, namespace: str, draft: _Draft, status: int
+) -> HttpResponse:
+    """A refused merge: with htmx only its card comes back, in place (the page keeps its
+    scroll), the refusal beside the form and in the flash; without, the inbox with it."""
+    if not request.htmx:  # type: ignore[attr-defined]
+        return _render(request, namespace, "", status=status, draft=draft)
+    pair = next((p for p in conflicts.pending().filter(pk=draft.conflict_id)), None)
+    if pair is None:  # decided meanwhile: the inbox as it is now
+        return _render(request, namespace, "", status=status)
+    _dress(pair, draft)
+    context = {
+        "pair": pair,
+        "alone": True,
+        "max_content": settings.MAX_MEMORY_CONTENT_CHARS,
+        "max_title": settings.MAX_MEMORY_TITLE_CHARS,
+    }
+    response = render(request, INBOX + "#pair", context, status=status)
+    response["HX-Retarget"] = f"#conflict-{pair.pk}"
+    response["HX-Reswap"] = "outerHTML"
+    return response
 
 
 def _decide(request: HttpRequest) -> HttpResponse:
@@ -100,6 +142,14 @@ def _decide(request: HttpRequest) -> HttpResponse:
             decided = _decide_many(request)
     except ServiceError as exc:
         messages.error(request, str(exc))
+        if row_decision == "merge" and row_id.isdigit() and not isinstance(exc, NotFound):
+            draft = _Draft(
+                int(row_id),
+                request.POST.get(f"content-{row_id}", ""),
+                request.POST.get(f"title-{row_id}", ""),
+                str(exc),
+            )
+            return _refused_merge(request, namespace, draft, exc.status_code)
         if request.htmx:  # type: ignore[attr-defined]
             return _render(request, namespace, "", status=getattr(exc, "status_code", 400))
     if request.htmx:  # type: ignore[attr-defined]

@@ -404,6 +404,9 @@ def _queue_context(form: MemoryFilterForm) -> dict[str, Any]:
         after=form.cleaned_data["after"],
         before=form.cleaned_data["before"],
         related=("source_message",),
+        # Newest learnt first: approving, rejecting and undoing do not move an item, so an
+        # undone one comes back in its place (the last change first put it at the top).
+        order="created_at",
     )
     verdicts = selectors.candidate_verdicts(page.memories)
     waiting = conflicts.pending_of(m.pk for m in page.memories)
