@@ -115,9 +115,9 @@ def test_a_refused_merge_keeps_the_text_in_place(staff_page) -> None:  # type: i
     card.get_by_role("button", name="Save as one").click()
     page.wait_for_selector(".merge-refusal")
     refusal = card.locator(".merge-refusal").inner_text()
-    assert "content should have at most 1000 characters" in refusal
+    assert "content should have at most 1,000 characters" in refusal
     assert "not 1,036" in refusal  # its count
-    assert "at most 1000 characters" in page.locator("#flash").inner_text()
+    assert "at most 1,000 characters" in page.locator("#flash").inner_text()
     assert card.locator("textarea").input_value() == mine
     assert card.locator("input[name^=title]").input_value() == "Pets"
     # Only that card was swapped: no reload, and the focus is in the field to shorten.

@@ -284,7 +284,7 @@ def test_edit_into_one_from_the_dashboard_sets_the_title(
 @pytest.mark.parametrize(
     ("content", "title", "said"),
     [
-        ("x" * 1001, "Mine", "content should have at most 1000 characters"),
+        ("x" * 1001, "Mine", "content should have at most 1,000 characters"),
         (MERGED, "t" * 201, "title should have at most 200 characters"),
     ],
     ids=["long-text", "long-title"],
