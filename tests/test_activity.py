@@ -366,7 +366,10 @@ def test_a_thread_started_through_the_api_is_listed_with_who(
     assert Thread.objects.get(pk=thread_id).created_by == "token:owner"
     create_thread(NS, "Another")  # started by the service itself: no one recorded
     rows = _entries(staff_client, kind="thread")
-    assert [(e["action"], e["actor"]) for e in rows] == [("started", ""), ("started", "token:owner")]
+    assert [(e["action"], e["actor"]) for e in rows] == [
+        ("started", ""),
+        ("started", "token:owner"),
+    ]
     assert rows[1]["summary"] == f"thread {thread_id}"  # never its title
     assert rows[1]["url"] == f"/threads/{thread_id}/"
     html = staff_client.get("/activity/", {"actor": "owner", "kind": "thread"}).content.decode()
