@@ -11,10 +11,11 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from memories.models import Conflict, Fact, Memory, MemoryEvent, Thread
+from memories.models import CONFLICT_HISTORY, Conflict, Fact, Memory, MemoryEvent, Thread
 from memories.write import lifecycle
 from memories.write.conflicts import conflict_undo
 from memories.write.services import (
@@ -29,6 +30,7 @@ from spaceduck.core import runtime
 from spaceduck.core.tokens import token_create, token_revoke
 from spaceduck.models import ApiToken
 from spaceduck.ops.activity import (
+    CONFLICT_ROWS,
     STREAMS,
     ActivityFilter,
     ActivityPosition,
@@ -386,3 +388,28 @@ def test_activity_cells_name_their_column_for_the_phone_cards(
     row = row[: row.index("</tr>")]
     labels = re.findall(r'<td data-label="([^"]+)"', row)
     assert labels == ["When", "Who", "Kind", "What", "Namespace", "Object"]
+
+
+def test_the_conflict_rows_are_read_by_their_partial_index() -> None:
+    """SQLite uses memoryevent_conflict_idx only for the same LIKE constants (never a bound
+    parameter): the query's SQL and the index's condition must select the same rows."""
+    for reason in ("conflict 4: replaced", "undo of conflict 4: replace", "a conflict", ""):
+        MemoryEvent.objects.create(memory_id=1, namespace=NS, event="edited", reason=reason)
+    by_sql = MemoryEvent.objects.filter(CONFLICT_ROWS).values_list("reason", flat=True)
+    by_index = MemoryEvent.objects.filter(CONFLICT_HISTORY).values_list("reason", flat=True)
+    assert (
+        sorted(by_sql)
+        == sorted(by_index)
+        == [
+            "conflict 4: replaced",
+            "undo of conflict 4: replace",
+        ]
+    )
+    conflicts = next(s for s in STREAMS if s.kind == "conflict" and s.model is MemoryEvent)
+    for filters in (ActivityFilter(), ActivityFilter(namespace=NS, actor="staff")):
+        rows = conflicts.rows().filter(filters.q(conflicts) & filters.actors(conflicts, {})[0])
+        sql, params = rows.order_by("-created_at", "-id")[:51].query.sql_with_params()
+        with connection.cursor() as cursor:  # bound as a page's query is
+            cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+        assert "memoryevent_conflict_idx" in plan, plan
