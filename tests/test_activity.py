@@ -413,3 +413,27 @@ def test_the_conflict_rows_are_read_by_their_partial_index() -> None:
             cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
             plan = " ".join(str(row[-1]) for row in cursor.fetchall())
         assert "memoryevent_conflict_idx" in plan, plan
+
+
+@pytest.mark.parametrize("dense", [1, 2_000])
+def test_a_kind_of_actor_is_read_by_either_index_with_the_same_rows(
+    monkeypatch: pytest.MonkeyPatch, dense: int
+) -> None:
+    """Few rows of the kind: read by the actor index and sorted; many: by the time index
+    (``+actor`` in the range, which no index serves). Either way the same rows, in order."""
+    _by_many()
+    memory_create(namespace=NS, kind="fact", content="Shouted.", actor="STAFF:loud")
+    monkeypatch.setattr("spaceduck.ops.activity._DENSE", dense)
+    entries = activity_page(filters=ActivityFilter(actor="staff"), size=100).entries
+    assert [e.actor for e in entries] == ["staff:admin"] * 3  # a note, a fact, a memory
+    assert [e.kind for e in entries] == ["note", "fact", "memory"]
+    memory = next(s for s in STREAMS if s.kind == "memory")
+    [*_, kind] = ActivityFilter(actor="staff").actors(memory, {})
+    sql, params = (
+        MemoryEvent.objects.filter(kind).order_by("-created_at", "-id")[:51].query.sql_with_params()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    index = "memoryevent_created_idx" if dense == 1 else "memoryevent_actor_created_idx"
+    assert index in plan, plan

@@ -30,6 +30,7 @@ from urllib.parse import quote, urlencode
 
 from django.db.models import BooleanField, CharField, Func, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.db.models.lookups import GreaterThanOrEqual, LessThan
 from django.urls import reverse
 
 from memories.models import Conflict, Deletion, FactEvent, MemoryEvent, Thread
@@ -252,9 +253,10 @@ class ActivityFilter:
             if stream.model not in dense:  # once a page (the memory streams share a table)
                 held = stream.model._default_manager.filter(kind).order_by().values_list("pk")
                 dense[stream.model] = len(held[:_DENSE]) == _DENSE
-            # LIKE is no use to the (binary) actor index: SQLite walks the time index.
-            prefix = Q(**{f"{column}__startswith": f"{actor}:"})
-            terms.append(prefix if dense[stream.model] else kind)
+            # The same range on +actor, which no index serves: SQLite walks the time index.
+            hidden = _Unindexed(column)
+            by_time = Q(GreaterThanOrEqual(hidden, f"{actor}:"), LessThan(hidden, f"{actor};"))
+            terms.append(by_time if dense[stream.model] else kind)
         return terms
 
 
