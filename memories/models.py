@@ -75,11 +75,18 @@ class Thread(models.Model):
     id = models.CharField(max_length=64, primary_key=True, default=new_id)
     namespace = models.CharField(max_length=255, db_index=True)
     title = models.CharField(max_length=500, blank=True)
+    # Who started it (``token:<name>``; "" before this was recorded): /activity/'s "thread".
+    created_by = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering: ClassVar = ["created_at", "id"]
+        indexes: ClassVar = [
+            # /activity/ (spaceduck.ops.activity): the threads started, newest first, a page
+            # read by keyset (an extraction's message may start one: tens of thousands).
+            models.Index(fields=["created_at"], name="thread_created_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.title or self.id
@@ -319,6 +326,15 @@ def utc_text(at: datetime) -> str:
     return f"{in_utc(at):%Y-%m-%d %H:%M} UTC"
 
 
+# The history rows of a person's conflict decision and of its undo: memories.write.conflicts
+# names the conflict at the start of each reason ("conflict 4: replaced", "conflict 4 with
+# memory 35: both kept", "undo of conflict 4: ..."). /activity/ lists them as the conflict's
+# activity: an undo reopens the conflict and clears the decision from its row, not these.
+CONFLICT_HISTORY = models.Q(reason__startswith="conflict ") | models.Q(
+    reason__startswith="undo of conflict "
+)
+
+
 class MemoryEvent(models.Model):
     """An entry in a memory's history. When the memory is deleted, its history becomes one
     ``deleted`` (or ``purged``) event: who, when, why, the kind; never what it said."""
@@ -360,6 +376,11 @@ class MemoryEvent(models.Model):
             # a page read by keyset instead of every event sorted.
             models.Index(fields=["created_at"], name="memoryevent_created_idx"),
             models.Index(fields=["actor", "created_at"], name="memoryevent_actor_created_idx"),
+            # /activity/?kind=conflict: the few conflict rows among every event, newest first
+            # (the query states the condition, so SQLite uses the partial index).
+            models.Index(
+                fields=["created_at"], condition=CONFLICT_HISTORY, name="memoryevent_conflict_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -7,20 +7,30 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from memories.models import Fact, Memory, MemoryEvent
+from memories.models import CONFLICT_HISTORY, Conflict, Fact, Memory, MemoryEvent, Thread
 from memories.write import lifecycle
-from memories.write.services import delete_fact, memory_create, memory_delete, set_fact
+from memories.write.conflicts import conflict_undo
+from memories.write.services import (
+    create_thread,
+    delete_fact,
+    memory_create,
+    memory_delete,
+    set_fact,
+)
 from notes.services import save_note, set_note_status
 from spaceduck.core import runtime
 from spaceduck.core.tokens import token_create, token_revoke
 from spaceduck.models import ApiToken
 from spaceduck.ops.activity import (
+    CONFLICT_ROWS,
     STREAMS,
     ActivityFilter,
     ActivityPosition,
@@ -249,3 +259,181 @@ def test_a_deleted_memory_still_shows_who_deleted_it(staff_client: Client) -> No
     assert [(e["action"], e["summary"]) for e in entries] == [
         ("deleted", f"memory {memory.pk}: asked")
     ]
+
+
+# --- QA walk of issue 40, item 8: undone conflict decisions, a note as written -----------
+
+
+@pytest.mark.parametrize("headers", [{}, HX])
+def test_an_undone_conflict_decision_is_listed_with_its_undo(
+    owner: Actor, staff_client: Client, headers: dict[str, str]
+) -> None:
+    conflict = flip(owner)
+    reviewer = make_actor([NS], ["read", "approve"], name="reviewer")
+    answer = reviewer.post(f"/api/conflicts/{conflict['id']}/resolve", {"decision": "replace"})
+    assert answer.status_code == 200, answer.content
+    conflict_undo(
+        conflict=Conflict.objects.get(pk=conflict["id"]), actor="staff:ada", can_approve=True
+    )
+    page = staff_client.get("/activity/", {"kind": "conflict"}, headers=headers)
+    assert page.status_code == 200
+    html = page.content.decode()
+    new, old = conflict["new"]["id"], conflict["old"]["id"]
+    tag = f"conflict {conflict['id']}"
+    # The decision (undone since: the conflict's row is open again) and what it changed...
+    assert f"memory {new}: {tag} with memory {old}: replaced" in html
+    assert f"memory {old}: {tag}: replaced" in html
+    assert ">token:reviewer</a>" in html
+    # ... and the undo, by whom.
+    assert html.count(f"undo of {tag}") == 2  # the old memory live again, the new a candidate
+    assert ">staff:ada</a>" in html
+    assert html.count(">undone</span>") == 2
+    memory_rows = _entries(staff_client, kind="memory")
+    assert not any(tag in e["summary"] for e in memory_rows)  # listed once, as the conflict's
+
+
+def test_a_note_written_shows_its_status_then_not_now(staff_client: Client) -> None:
+    decided = save_note(NS, "Deploys wait.", author="token:owner", status="pending", id="rb-2")
+    set_note_status(decided.uid, "rejected", "staff:ada")
+    save_note(NS, "Still waiting.", author="token:owner", status="pending", id="rb-3")
+    notes = _entries(staff_client, kind="note")
+    assert [(e["action"], e["summary"]) for e in notes] == [
+        ("written", "note rb-3 (pending)"),  # never changed: what it was written with
+        ("rejected", "note rb-2"),
+        ("written", "note rb-2"),  # the status it was written with is recorded nowhere
+    ]
+
+
+# --- Item 9: the actor filter finds a kind of actor and a name under any kind --------------
+
+
+def _by_many() -> None:
+    for actor in ("staff:admin", "extraction:24", "extraction:25", "token:admin", "admin", "cli"):
+        memory_create(namespace=NS, kind="fact", content=f"By {actor}.", actor=actor)
+    set_fact(NS, "city", "Lyon", actor="staff:admin")
+    save_note(NS, "A note.", author="staff:admin")
+
+
+@pytest.mark.parametrize("headers", [{}, HX])
+@pytest.mark.parametrize(
+    ("actor", "found"),
+    [
+        ("admin", {"staff:admin", "token:admin", "admin"}),
+        ("extraction", {"extraction:24", "extraction:25"}),
+        ("staff", {"staff:admin"}),
+        ("staff:admin", {"staff:admin"}),
+        ("extraction:24", {"extraction:24"}),
+        ("adm", set()),
+        ("staff:", set()),
+    ],
+)
+def test_the_actor_filter_finds_kinds_and_names(
+    staff_client: Client, headers: dict[str, str], actor: str, found: set[str]
+) -> None:
+    _by_many()
+    assert {e["actor"] for e in _entries(staff_client, actor=actor)} == found
+    page = staff_client.get("/activity/", {"actor": actor}, headers=headers)
+    assert page.status_code == 200
+    shown = set(re.findall(r'class="actor" href="[^"]*">([^<]+)</a>', page.content.decode()))
+    assert shown == found
+    if actor == "admin":
+        kinds = {e["kind"] for e in _entries(staff_client, actor=actor)}
+        assert kinds == {"memory", "fact", "note"}
+
+
+def test_an_actor_filter_pages_by_keyset_over_its_terms(staff_client: Client) -> None:
+    _by_many()
+    for n in range(5):
+        memory_create(namespace=NS, kind="fact", content=f"More {n}.", actor=f"staff:u{n}")
+    filters = ActivityFilter(actor="staff")
+    seen, after = [], None
+    while True:
+        page = activity_page(filters=filters, after=after, size=2)
+        seen += page.entries
+        if page.older is None:
+            break
+        after = page.older
+    everything = activity_page(filters=filters, size=100).entries
+    assert seen == everything
+    assert len(everything) == 8  # 6 memories by staff:*, the fact, the note
+    assert {e.actor for e in everything} == {"staff:admin", *(f"staff:u{n}" for n in range(5))}
+
+
+def test_a_thread_started_through_the_api_is_listed_with_who(
+    owner: Actor, staff_client: Client
+) -> None:
+    made = owner.post("/api/threads", {"namespace": NS, "title": "Plans with Bob"})
+    assert made.status_code == 201, made.content
+    thread_id = made.json()["id"]
+    assert Thread.objects.get(pk=thread_id).created_by == "token:owner"
+    create_thread(NS, "Another")  # started by the service itself: no one recorded
+    rows = _entries(staff_client, kind="thread")
+    assert [(e["action"], e["actor"]) for e in rows] == [
+        ("started", ""),
+        ("started", "token:owner"),
+    ]
+    assert rows[1]["summary"] == f"thread {thread_id}"  # never its title
+    assert rows[1]["url"] == f"/threads/{thread_id}/"
+    html = staff_client.get("/activity/", {"actor": "owner", "kind": "thread"}).content.decode()
+    assert f'href="/threads/{thread_id}/"' in html
+    assert "Plans with Bob" not in html
+
+
+def test_activity_cells_name_their_column_for_the_phone_cards(
+    owner: Actor, staff_client: Client
+) -> None:
+    _all_kinds(owner)
+    html = staff_client.get("/activity/").content.decode()
+    row = html[html.index('<tr class="activity-row') :]
+    row = row[: row.index("</tr>")]
+    labels = re.findall(r'<td data-label="([^"]+)"', row)
+    assert labels == ["When", "Who", "Kind", "What", "Namespace", "Object"]
+
+
+def test_the_conflict_rows_are_read_by_their_partial_index() -> None:
+    """SQLite uses memoryevent_conflict_idx only for the same LIKE constants (never a bound
+    parameter): the query's SQL and the index's condition must select the same rows."""
+    for reason in ("conflict 4: replaced", "undo of conflict 4: replace", "a conflict", ""):
+        MemoryEvent.objects.create(memory_id=1, namespace=NS, event="edited", reason=reason)
+    by_sql = MemoryEvent.objects.filter(CONFLICT_ROWS).values_list("reason", flat=True)
+    by_index = MemoryEvent.objects.filter(CONFLICT_HISTORY).values_list("reason", flat=True)
+    assert (
+        sorted(by_sql)
+        == sorted(by_index)
+        == [
+            "conflict 4: replaced",
+            "undo of conflict 4: replace",
+        ]
+    )
+    conflicts = next(s for s in STREAMS if s.kind == "conflict" and s.model is MemoryEvent)
+    for filters in (ActivityFilter(), ActivityFilter(namespace=NS, actor="staff")):
+        rows = conflicts.rows().filter(filters.q(conflicts) & filters.actors(conflicts, {})[0])
+        sql, params = rows.order_by("-created_at", "-id")[:51].query.sql_with_params()
+        with connection.cursor() as cursor:  # bound as a page's query is
+            cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+        assert "memoryevent_conflict_idx" in plan, plan
+
+
+@pytest.mark.parametrize("dense", [1, 2_000])
+def test_a_kind_of_actor_is_read_by_either_index_with_the_same_rows(
+    monkeypatch: pytest.MonkeyPatch, dense: int
+) -> None:
+    """Few rows of the kind: read by the actor index and sorted; many: by the time index
+    (``+actor`` in the range, which no index serves). Either way the same rows, in order."""
+    _by_many()
+    memory_create(namespace=NS, kind="fact", content="Shouted.", actor="STAFF:loud")
+    monkeypatch.setattr("spaceduck.ops.activity._DENSE", dense)
+    entries = activity_page(filters=ActivityFilter(actor="staff"), size=100).entries
+    assert [e.actor for e in entries] == ["staff:admin"] * 3  # a note, a fact, a memory
+    assert [e.kind for e in entries] == ["note", "fact", "memory"]
+    memory = next(s for s in STREAMS if s.kind == "memory")
+    [*_, kind] = ActivityFilter(actor="staff").actors(memory, {})
+    sql, params = (
+        MemoryEvent.objects.filter(kind).order_by("-created_at", "-id")[:51].query.sql_with_params()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    index = "memoryevent_created_idx" if dense == 1 else "memoryevent_actor_created_idx"
+    assert index in plan, plan

@@ -23,10 +23,14 @@ PAGES = [
     r"thread \(30 messages\)",
     "tokens /tokens/",
     "belief timeline /beliefs/",
+    r"belief claims /beliefs/\?namespace=",
     r"person /people/\?namespace=",
     "activity /activity/",
     "activity, one namespace",
     "activity, one actor",
+    "activity, a kind of actor",
+    "activity, a name",
+    "activity, conflicts",
 ]
 # Pages that search on every request: reported apart, below this heading.
 SEARCH_LIKE_HEADING = "search-like (a search on every request; not held to the target):"

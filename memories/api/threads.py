@@ -175,7 +175,7 @@ def visible_thread(request: Caller, thread_id: str, permission: str = "read") ->
 @router.post("", response={201: ThreadOut, **WRITE_ERRORS})
 def create_thread(request: HttpRequest, payload: ThreadIn) -> Any:
     canonical = require_namespace(request, payload.namespace, "write")
-    return Status(201, services.create_thread(canonical, title=payload.title))
+    return Status(201, services.create_thread(canonical, title=payload.title, actor=actor(request)))
 
 
 @router.get("", response={200: ThreadListOut, **READ_ERRORS})

@@ -59,7 +59,7 @@ def _message_thread(token: ApiToken, namespace: str | None, thread_id: str | Non
     """The thread a remembered message goes to: the one named, else a new one."""
     if thread_id is None:
         canonical = resolve_namespace(token, namespace, "write")
-        return services.create_thread(canonical, title="MCP conversation").id
+        return services.create_thread(canonical, title="MCP conversation", actor=actor(token)).id
     thread = visible_thread(token, thread_id, "write")
     if namespace is not None and resolve_namespace(token, namespace, "write") != thread.namespace:
         raise HttpError(404, f"thread {thread_id!r} not found")

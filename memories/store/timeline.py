@@ -15,8 +15,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from urllib.parse import urlencode
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import Memory, MemoryEvent, MemoryStatus, client_message_id
@@ -220,3 +221,93 @@ def _until(memory: Memory, decisions: list[Decision]) -> datetime | None:
         if d.event in (MemoryEvent.Event.SUPERSEDED, MemoryEvent.Event.ARCHIVED)
     ]
     return ended[-1] if ended else memory.updated_at
+
+
+# --- The claims of a namespace (``/beliefs/?namespace=``) ------------------------------
+
+CLAIMS_PAGE = 50  # claims listed a page
+CLAIM_NAMESPACES = 200  # namespaces offered to pick from
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One claim of a namespace: its newest value (what it holds now, unless that memory
+    was superseded or archived since) and how many values it had."""
+
+    claim: Claim
+    held_by: int  # memories that held it: values it had, so held_by - 1 changes
+    newest: Memory  # the newest memory that held it
+
+    @property
+    def changes(self) -> int:
+        return self.held_by - 1
+
+    @property
+    def timeline_query(self) -> str:
+        """The query string of its timeline (``/beliefs/?...``)."""
+        claim = self.claim
+        fields = {"namespace": claim.namespace, "subject": claim.subject}
+        return urlencode(fields | {"attribute": claim.attribute})
+
+    @property
+    def last_change(self) -> str:
+        return shown(self.newest.valid_from or self.newest.created_at)
+
+
+@dataclass
+class ClaimsPage:
+    namespace: str
+    subject: str  # "" lists every holder's
+    rows: list[ClaimRow]
+    more: Claim | None  # the last claim listed when more follow (the next page's start)
+
+
+def claims_of(
+    namespace: str,
+    *,
+    subject: str | None = None,
+    after: Claim | None = None,
+    size: int = CLAIMS_PAGE,
+) -> ClaimsPage:
+    """The claims of ``namespace`` (of one holder with ``subject``), by holder then
+    attribute, ``size`` a page after ``after``. One GROUP BY that walks the claim index in
+    its order and stops after the page's claims (no sort: counting the claim thousands of
+    memories hold reads their index entries, never their rows), then the page's newest
+    memories by id."""
+    held = Memory.objects.filter(namespace=namespace).filter(~Q(claim_attribute=""))
+    if subject is not None:
+        held = held.filter(claim_subject=subject)
+    if after is not None:
+        held = held.filter(
+            Q(claim_subject__gt=after.subject)
+            | Q(claim_subject=after.subject, claim_attribute__gt=after.attribute)
+        )
+    groups = list(
+        held.order_by("claim_subject", "claim_attribute")
+        .values("claim_subject", "claim_attribute")
+        .annotate(held_by=Count("id"), newest=Max("id"))[: size + 1]
+    )
+    page = groups[:size]
+    newest = Memory.objects.only(*_COLUMNS).in_bulk([g["newest"] for g in page])
+    rows = [
+        ClaimRow(
+            Claim(namespace, g["claim_subject"], g["claim_attribute"]),
+            g["held_by"],
+            newest[g["newest"]],
+        )
+        for g in page
+    ]
+    more = rows[-1].claim if len(groups) > size and rows else None
+    return ClaimsPage(namespace, subject or "", rows, more)
+
+
+def claim_namespaces(limit: int = CLAIM_NAMESPACES) -> tuple[list[str], bool]:
+    """The namespaces that hold a claim, alphabetically, up to ``limit`` (and whether there
+    are more): DISTINCT on the claim index stops once it has them."""
+    found = list(
+        Memory.objects.filter(~Q(claim_attribute=""))
+        .order_by("namespace")
+        .values_list("namespace", flat=True)
+        .distinct()[: limit + 1]
+    )
+    return found[:limit], len(found) > limit

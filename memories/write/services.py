@@ -290,11 +290,14 @@ def delete_expired_facts() -> int:
     return forget_facts(expired, actor=TTL_ACTOR, reason="its time to live ran out")
 
 
-def create_thread(ns: str, title: str | None = None) -> Thread:
+def create_thread(ns: str, title: str | None = None, *, actor: str = "") -> Thread:
+    """A new thread of ``ns``; ``actor`` (who starts it) is what /activity/ shows."""
     namespace = clean_namespace(ns)
     now = timezone.now()
     title = _fit_title(screened("thread", {"title": _clean_title(title)})["title"])
-    return Thread.objects.create(namespace=namespace, title=title, created_at=now, updated_at=now)
+    return Thread.objects.create(
+        namespace=namespace, title=title, created_by=actor, created_at=now, updated_at=now
+    )
 
 
 def _fit_title(title: str) -> str:

@@ -2,8 +2,10 @@
 
 Built from the records the project already keeps, not from a table of its own (a second
 record of each change could disagree with the first): a memory's history, conflicts
-(opened, decided), notes (written, decided), facts (their last write), deletions of
-messages, threads and facts, tokens (created, revoked), erasures and settings changes.
+(opened, decided, and from the memories' history each change a decision made and its undo
+put back), notes (written, decided), facts (each write), threads (started, deleted; their
+messages deleted), deletions of facts, tokens (created, revoked), erasures and settings
+changes.
 Each of those is a *stream*: one table and one timestamp column. A page reads at most
 ``size + 1`` rows of each stream by keyset (newest first) and merges them, so page 50
 costs what page 1 costs whatever the tables hold.
@@ -26,10 +28,12 @@ from functools import cache
 from typing import Any, ClassVar, Self
 from urllib.parse import quote, urlencode
 
-from django.db.models import Model, Q
+from django.db.models import BooleanField, CharField, Func, Model, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.db.models.lookups import GreaterThanOrEqual, LessThan
 from django.urls import reverse
 
-from memories.models import Conflict, Deletion, FactEvent, MemoryEvent
+from memories.models import Conflict, Deletion, FactEvent, MemoryEvent, Thread
 from notes.models import Note
 from spaceduck.core.errors import InvalidInput
 from spaceduck.core.ids import client_id_of, is_qualified
@@ -50,6 +54,23 @@ KINDS: tuple[str, ...] = (
     "erase",
     "setting",
 )
+
+# The kinds of actor the project writes before a colon (``staff:<user>``, ``token:<name>``,
+# ``extraction:<id>``): an actor filter without a colon also finds the name under each.
+ACTOR_KINDS = ("staff", "token", "extraction")
+# An actor filter's "<kind>:*" matches, read by the actor index and sorted when fewer than
+# this many rows hold them; when more, by the time index (matches are then dense enough
+# that a page is found after a short walk, where a sort would take all of them).
+_DENSE = 2_000
+
+# memories.models.CONFLICT_HISTORY with its patterns in the SQL: SQLite matches a partial
+# index's LIKE only to a query's LIKE of the same constant, never of a bound parameter (the
+# Q's ``reason LIKE ?`` walked every event: 25 ms at 40k). A test checks that they agree.
+_CONFLICT_SQL = (
+    "(\"memories_memoryevent\".\"reason\" LIKE 'conflict %%' ESCAPE '\\'"
+    " OR \"memories_memoryevent\".\"reason\" LIKE 'undo of conflict %%' ESCAPE '\\')"
+)
+CONFLICT_ROWS = Q(RawSQL(_CONFLICT_SQL, (), output_field=BooleanField()))
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST_MICROS = (LATEST_DATETIME - _EPOCH) // timedelta(microseconds=1)
@@ -85,21 +106,21 @@ class ActivityPosition:
     def key(self) -> tuple[datetime, int, int]:
         return (self.at, self.stream, self.id)
 
-    def older(self, stream: int, column: str) -> Q:
+    def older(self, stream: int, column: str, key: str = "id") -> Q:
         """A stream's rows after this position in newest-first (time, stream, id) order."""
         if stream < self.stream:
             return Q(**{f"{column}__lte": self.at})
         if stream > self.stream:
             return Q(**{f"{column}__lt": self.at})
-        return Q(**{f"{column}__lt": self.at}) | Q(**{column: self.at, "id__lt": self.id})
+        return Q(**{f"{column}__lt": self.at}) | Q(**{column: self.at, f"{key}__lt": self.id})
 
-    def newer(self, stream: int, column: str) -> Q:
+    def newer(self, stream: int, column: str, key: str = "id") -> Q:
         """A stream's rows before this position in newest-first order."""
         if stream > self.stream:
             return Q(**{f"{column}__gte": self.at})
         if stream < self.stream:
             return Q(**{f"{column}__gt": self.at})
-        return Q(**{f"{column}__gt": self.at}) | Q(**{column: self.at, "id__gt": self.id})
+        return Q(**{f"{column}__gt": self.at}) | Q(**{column: self.at, f"{key}__gt": self.id})
 
 
 @dataclass(frozen=True)
@@ -143,6 +164,34 @@ class Stream:
     fields: tuple[str, ...]
     describe: Describe
     where: Q = field(default_factory=Q)
+    # The actor column leads an index (actor, time): an actor filter is read by it.
+    actor_indexed: bool = False
+    # The integer that orders rows of equal time ("id"; a thread's id is text: its rowid).
+    key: str = "id"
+    # Few rows (a partial index of their own, by time): always walked by time, the actor
+    # and namespace checked on each. Another index (an agent's thousands of events, or a
+    # namespace's) would be walked to its end for the few rows of this stream among them.
+    by_time: bool = False
+
+    def column(self, name: str) -> str:
+        """What a filter on the column ``name`` names (see ``rows``)."""
+        return f"{name}_unindexed" if self.by_time else name
+
+    def rows(self) -> QuerySet[Any]:
+        rows = self.model._default_manager.all()
+        if self.key != "id":
+            rows = rows.annotate(**{self.key: RawSQL(f'"{self.model._meta.db_table}".rowid', ())})
+        if self.by_time:
+            hidden = {self.column(c): _Unindexed(c) for c in (self.actor, self.namespace) if c}
+            rows = rows.alias(**hidden)
+        return rows
+
+
+class _Unindexed(Func):
+    """A column SQLite cannot look up by an index (``+column``: the same value)."""
+
+    template = "+%(expressions)s"
+    output_field = CharField()
 
 
 @dataclass(frozen=True)
@@ -166,16 +215,49 @@ class ActivityFilter:
         ]
 
     def q(self, stream: Stream) -> Q:
+        """The filters but the actor's (``actors`` gives those)."""
         where = stream.where
-        if self.actor and stream.actor is not None:
-            where &= Q(**{stream.actor: self.actor})
         if self.namespace and stream.namespace is not None:
-            where &= Q(**{stream.namespace: self.namespace})
+            where &= Q(**{stream.column(stream.namespace): self.namespace})
         if self.start is not None:
             where &= Q(**{f"{stream.at}__gte": self.start})
         if self.end is not None:
             where &= Q(**{f"{stream.at}__lte": self.end})
         return where
+
+    def actors(self, stream: Stream, dense: dict[type[Model], bool]) -> list[Q]:
+        """The actor filter on ``stream``, as conditions read one query each (their rows
+        merged): ``[Q()]`` without one. With a colon it is one actor; without, also a kind
+        of actor (``staff`` finds ``staff:*``) and a name under each kind (``admin`` finds
+        ``staff:admin``, ``token:admin``, ``extraction:admin``).
+
+        Each exact actor walks the (actor, time) index from the newest, as one actor
+        always did; ``actor IN (...)`` would sort every row of them all (``bench`` holds
+        most of the bench's history). A kind's range is read by that index when it holds
+        few rows, else by the time index (see _DENSE)."""
+        if not self.actor or stream.actor is None:
+            return [Q()]
+        column, actor = stream.column(stream.actor), self.actor
+        exact = [actor] if ":" in actor else [actor, *(f"{k}:{actor}" for k in ACTOR_KINDS)]
+        kind = (
+            Q(**{f"{column}__gte": f"{actor}:", f"{column}__lt": f"{actor};"})  # ';' follows ':'
+            if ":" not in actor
+            else None
+        )
+        if not stream.actor_indexed:
+            # No index to walk: one scan with every condition.
+            either = Q(**{f"{column}__in": exact})
+            return [either | kind if kind is not None else either]
+        terms = [Q(**{column: one}) for one in exact]
+        if kind is not None:
+            if stream.model not in dense:  # once a page (the memory streams share a table)
+                held = stream.model._default_manager.filter(kind).order_by().values_list("pk")
+                dense[stream.model] = len(held[:_DENSE]) == _DENSE
+            # The same range on +actor, which no index serves: SQLite walks the time index.
+            hidden = _Unindexed(column)
+            by_time = Q(GreaterThanOrEqual(hidden, f"{actor}:"), LessThan(hidden, f"{actor};"))
+            terms.append(by_time if dense[stream.model] else kind)
+        return terms
 
 
 @dataclass(frozen=True)
@@ -233,24 +315,25 @@ def _merged(
 
     Each stream gives up to ``size + 1`` rows; only the ones that make the page are
     described (the rest, most of them, are dropped before any text is made)."""
-    found: list[tuple[tuple[datetime, int, int], int, Stream, dict[str, Any]]] = []
+    found: dict[tuple[datetime, int, int], tuple[int, Stream, dict[str, Any]]] = {}
+    dense: dict[type[Model], bool] = {}
     for rank, stream in filters.streams():
         where = filters.q(stream)
         if start is not None:
-            where &= start.newer(rank, stream.at) if newer else start.older(rank, stream.at)
-        order = (stream.at, "id") if newer else (f"-{stream.at}", "-id")
-        columns = {"id", stream.at, *stream.fields}
+            place = start.newer if newer else start.older
+            where &= place(rank, stream.at, stream.key)
+        key = stream.key
+        order = (stream.at, key) if newer else (f"-{stream.at}", f"-{key}")
+        columns = {key, stream.at, *stream.fields}
         for column in (stream.actor, stream.namespace):
             if column is not None:
                 columns.add(column)
-        rows = (
-            stream.model._default_manager.filter(where)
-            .order_by(*order)
-            .values(*columns)[: size + 1]
-        )
-        found.extend(((row[stream.at], rank, row["id"]), rank, stream, row) for row in rows)
-    found.sort(key=lambda item: item[0], reverse=not newer)
-    return [_entry(rank, stream, row) for _, rank, stream, row in found[: size + 1]]
+        for actors in filters.actors(stream, dense):
+            rows = stream.rows().filter(where & actors).order_by(*order).values(*columns)
+            for row in rows[: size + 1]:  # the same row twice (two actor terms) counts once
+                found[(row[stream.at], rank, row[key])] = (rank, stream, row)
+    ordered = sorted(found.items(), key=lambda item: item[0], reverse=not newer)
+    return [_entry(rank, stream, row) for _, (rank, stream, row) in ordered[: size + 1]]
 
 
 def _entry(rank: int, stream: Stream, row: dict[str, Any]) -> Entry:
@@ -264,7 +347,7 @@ def _entry(rank: int, stream: Stream, row: dict[str, Any]) -> Entry:
         namespace=row[stream.namespace] if stream.namespace is not None else "",
         summary=summary,
         href=href,
-        position=ActivityPosition(at, rank, row["id"]),
+        position=ActivityPosition(at, rank, row[stream.key]),
     )
 
 
@@ -323,12 +406,21 @@ def _note_href(row: dict[str, Any]) -> str:
 
 
 def _note_written(row: dict[str, Any]) -> tuple[str, str, str]:
-    summary = f"note {client_id_of(row['uid'])} ({row['status']})"
-    return "written", summary, _note_href(row)
+    """A note as written: its status then is its status now only while no one has changed
+    it (``status_at`` unset: every change goes through notes.services.set_status_of, which
+    sets it). After a change the written status is recorded nowhere: it is not shown."""
+    written = f" ({row['status']})" if row["status_at"] is None else ""
+    return "written", f"note {client_id_of(row['uid'])}{written}", _note_href(row)
 
 
 def _note_decided(row: dict[str, Any]) -> tuple[str, str, str]:
     return row["status"], f"note {client_id_of(row['uid'])}", _note_href(row)
+
+
+def _thread_created(row: dict[str, Any]) -> tuple[str, str, str]:
+    """A thread started (its id, never its title: a title may say anything)."""
+    href = f"{_prefix('memories:thread')}{quote(row['id'], safe='')}/"
+    return "started", f"thread {row['id']}", href
 
 
 def _fact(row: dict[str, Any]) -> tuple[str, str, str]:
@@ -370,6 +462,7 @@ def _setting(row: dict[str, Any]) -> tuple[str, str, str]:
 
 # The order is part of every position written: add new streams at the end.
 STREAMS: tuple[Stream, ...] = (
+    # A memory's history but a conflict decision's rows (the "conflict" stream at the end).
     Stream(
         "memory",
         MemoryEvent,
@@ -378,6 +471,8 @@ STREAMS: tuple[Stream, ...] = (
         "namespace",
         ("memory_id", "event", "reason"),
         _memory_event,
+        ~CONFLICT_ROWS,
+        actor_indexed=True,
     ),
     Stream(
         "conflict",
@@ -398,7 +493,15 @@ STREAMS: tuple[Stream, ...] = (
         _conflict_decided,
         Q(resolved_at__isnull=False),
     ),
-    Stream("note", Note, "created_at", "author", "namespace", ("uid", "status"), _note_written),
+    Stream(
+        "note",
+        Note,
+        "created_at",
+        "author",
+        "namespace",
+        ("uid", "status", "status_at"),
+        _note_written,
+    ),
     Stream(
         "note",
         Note,
@@ -410,7 +513,14 @@ STREAMS: tuple[Stream, ...] = (
         Q(status_at__isnull=False),
     ),
     Stream(
-        "fact", FactEvent, "created_at", "actor", "namespace", ("fact_id", "event", "data"), _fact
+        "fact",
+        FactEvent,
+        "created_at",
+        "actor",
+        "namespace",
+        ("fact_id", "event", "data"),
+        _fact,
+        actor_indexed=True,
     ),
     Stream(
         "fact",
@@ -452,5 +562,28 @@ STREAMS: tuple[Stream, ...] = (
         None,
         ("key", "old", "new", "reset"),
         _setting,
+    ),
+    # Each change a person's conflict decision made, and each its undo put back, from the
+    # memories' history: a decision that was undone is still listed, with its undo.
+    Stream(
+        "conflict",
+        MemoryEvent,
+        "created_at",
+        "actor",
+        "namespace",
+        ("memory_id", "event", "reason"),
+        _memory_event,
+        CONFLICT_ROWS,
+        by_time=True,
+    ),
+    Stream(
+        "thread",
+        Thread,
+        "created_at",
+        "created_by",
+        "namespace",
+        ("id",),
+        _thread_created,
+        key="seq",
     ),
 )

@@ -48,6 +48,7 @@ def seed_every_page() -> dict[str, str]:
         "people": "/people/",
         "people-search": "/people/?q=Ada",
         "person": f"/people/?namespace={ns}",
+        "activity": "/activity/",
         # The confirmations, and what a missing object says.
         "memory-delete": f"/memories/{ids['memory']}/delete/",
         "fact-delete": f"/facts/delete/?{fact}",

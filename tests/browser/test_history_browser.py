@@ -39,10 +39,14 @@ def test_edit_a_fact_inline(staff_page) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{page.base}/facts/?namespace=user:alice")
     page.get_by_role("link", name="Edit…").click()
     value = page.locator("form.fact-edit textarea[name=value]")
+    value.wait_for()
+    # The focus moves into the form (issue 40 QA item 13), not left on the link.
+    page.wait_for_function("document.activeElement.name === 'value'")
     value.fill("{theme: dark}")
     page.locator("form.fact-edit button[type=submit]").click()
     page.wait_for_selector("form.fact-edit .field-errors")
     assert "not valid JSON" in page.locator("form.fact-edit .field-errors").inner_text()
+    page.wait_for_function("document.activeElement.name === 'value'")  # the wrong field
     page.locator("form.fact-edit textarea[name=value]").fill('{"theme": "dark"}')
     page.locator("form.fact-edit input[name=ttl_ms]").fill("")
     page.locator("form.fact-edit button[type=submit]").click()
@@ -51,6 +55,11 @@ def test_edit_a_fact_inline(staff_page) -> None:  # type: ignore[no-untyped-def]
     assert '"theme": "dark"' in row.locator("pre.fact-value").inner_text()
     assert "never" in row.locator("td.ttl").inner_text()
     assert "Fact 'prefs' in user:alice saved." in page.locator("#flash").inner_text()
+    # The focus on the saved row's Edit link, not dropped to <body> with the form.
+    page.wait_for_function(
+        "document.activeElement.closest('tr.fact-row') !== null"
+        " && document.activeElement.textContent === 'Edit…'"
+    )
     fact = Fact.objects.get(namespace="user:alice", key="prefs")
     assert (fact.value, fact.ttl_ms) == ({"theme": "dark"}, None)
 

@@ -30,6 +30,7 @@ LISTS = {
     "people-search": "#people-results table.memories > tbody > tr",
     "person": "#person-rows table.memories > tbody > tr",
     "overview": "table.namespace-counts > tbody > tr",
+    "activity": "#activity-list table.memories > tbody > tr",
 }
 # The erased namespaces are a record: nothing to do on them.
 WITHOUT_ACTIONS = {"people"}

@@ -109,9 +109,9 @@ def test_a_decision_by_a_person_is_named(staff_client: Client, moves: list[Memor
 @pytest.mark.parametrize(
     ("query", "status", "message"),
     [
-        ("", 400, "namespace is required"),
-        (f"namespace={NS}&subject=user", 400, "attribute is required"),
         ("namespace=bad%20name&attribute=x", 400, "namespace"),
+        ("namespace=bad%20name", 400, "namespace"),
+        (f"namespace={NS}&after_attribute={'x' * 300}", 400, "at most 255 characters"),
         (f"namespace={NS}&attribute={'x' * 300}", 400, "at most 255 characters"),
         (f"namespace={NS}&subject=user&attribute=eye_colour", 404, "No memory"),
     ],
@@ -147,3 +147,92 @@ def test_the_timeline_is_bounded(staff_client: Client) -> None:
         assert "TEMP B-TREE" not in plan  # walked newest first, nothing sorted
     html = staff_client.get(f"/beliefs/?namespace={NS}&subject=user&attribute=mood").content
     assert "Older values are not shown." in html.decode()
+
+
+# --- QA walk of issue 40, item 7: /beliefs/ on its own lists, never a 400 ----------------
+
+
+def _claim(subject: str, attribute: str, value: str, namespace: str = NS) -> Memory:
+    memory = memory_create(namespace=namespace, kind="fact", content=f"{value}.", actor="t")
+    Memory.objects.filter(pk=memory.pk).update(
+        claim_subject=subject, claim_attribute=attribute, claim_value=value
+    )
+    return memory
+
+
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_beliefs_alone_offers_the_namespaces_that_hold_a_claim(
+    staff_client: Client, headers: dict[str, str]
+) -> None:
+    _claim("user", "location", "lyon")
+    _claim("user", "employer", "acme", namespace="user:bob")
+    memory_create(namespace="user:carol", kind="fact", content="No claim.", actor="t")
+    response = staff_client.get("/beliefs/", headers=headers)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert ("<html" in html) is not bool(headers)
+    if not headers:
+        assert '<form method="get" action="/beliefs/"' in html
+        assert 'name="namespace"' in html
+    assert 'href="?namespace=user%3Aalice"' in html
+    assert 'href="?namespace=user%3Abob"' in html
+    assert "user:carol" not in html  # holds no claim
+
+
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_a_namespace_lists_its_claims_each_linked_to_its_timeline(
+    staff_client: Client, moves: list[Memory], headers: dict[str, str]
+) -> None:
+    _claim("user", "employer", "acme")
+    _claim("bob", "location", "paris")
+    response = staff_client.get("/beliefs/", {"namespace": NS}, headers=headers)
+    assert response.status_code == 200
+    html = response.content.decode()
+    rows = re.findall(r'<tr class="claim-row">(.*?)</tr>', html, re.S)
+    cells = [re.findall(r'data-label="([^"]+)">(.*?)</td>', row, re.S) for row in rows]
+    assert [[label for label, _ in row] for row in cells] == [
+        ["Holder", "Attribute", "Newest value", "Changes", "Last change"]
+    ] * 3
+    shown = [[re.sub(r"<[^>]+>", "", text).split()[0] for _, text in row[:4]] for row in cells]
+    assert shown == [
+        ["bob", "location", "paris", "0"],
+        ["user", "employer", "acme", "0"],
+        ["user", "location", "lille", "2"],  # Lyon, Nantes, then Lille: two changes
+    ]
+    link = "?namespace=user%3Aalice&amp;subject=user&amp;attribute=location"
+    assert f'href="{link}"' in html
+    timeline_page = staff_client.get("/beliefs/" + link.replace("&amp;", "&"))
+    assert timeline_page.status_code == 200
+    assert (
+        'href="/beliefs/?namespace=user%3Aalice">its claims</a>' in timeline_page.content.decode()
+    )
+    one = staff_client.get("/beliefs/", {"namespace": NS, "subject": "bob"}, headers=headers)
+    assert one.content.decode().count('<tr class="claim-row">') == 1
+
+
+def test_the_claims_are_paged_by_keyset_and_read_in_index_order(staff_client: Client) -> None:
+    for n in range(timeline.CLAIMS_PAGE + 3):
+        _claim("user", f"attr-{n:03d}", f"v{n}")
+    seen, after = [], None
+    while True:
+        page = timeline.claims_of(NS, after=after, size=7)
+        seen += [row.claim.attribute for row in page.rows]
+        if page.more is None:
+            break
+        after = page.more
+    assert seen == [f"attr-{n:03d}" for n in range(timeline.CLAIMS_PAGE + 3)]
+    first = staff_client.get("/beliefs/", {"namespace": NS}).content.decode()
+    assert first.count('<tr class="claim-row">') == timeline.CLAIMS_PAGE
+    found = re.search(r'<a class="older" rel="next" href="\?([^"]+)"', first)
+    assert found is not None
+    rest = staff_client.get("/beliefs/?" + found.group(1).replace("&amp;", "&"), headers=HTMX)
+    assert rest.content.decode().count('<tr class="claim-row">') == 3
+    with CaptureQueriesContext(connection) as captured:
+        timeline.claims_of(NS)
+    grouped = captured.captured_queries[0]["sql"]
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN QUERY PLAN {grouped}")
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+        assert "memory_claim_idx" in plan
+        assert "TEMP B-TREE" not in plan  # grouped in the index's order, nothing sorted

@@ -6,8 +6,9 @@ without htmx; every refusal is the form again with the message and a 4xx."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 from django.test import Client
@@ -39,7 +40,48 @@ def fact() -> Fact:
 def test_the_list_offers_an_edit_for_each_fact(staff_client: Client) -> None:
     set_fact(NS, "prefs/theme", {"mode": "dark"})
     html = staff_client.get("/facts/").content.decode()
-    assert f'href="{url().replace("&", "&amp;")}"' in html
+    back = urlencode({"next": "/facts/"})
+    assert f'href="{url().replace("&", "&amp;")}&amp;{back}"' in html
+
+
+# --- QA walk of issue 40, item 13: back to the page it came from; where the focus goes ---
+
+
+@pytest.mark.parametrize("headers", [{}, HTMX])
+@pytest.mark.parametrize("listed", ["/facts/", f"/facts/?{urlencode({'namespace': NS})}"])
+def test_the_edit_page_goes_back_to_the_list_it_came_from(
+    staff_client: Client, headers: dict[str, str], listed: str
+) -> None:
+    set_fact(NS, "prefs/theme", "light")
+    html = staff_client.get(listed, headers=headers).content.decode()
+    found = re.search(r'<a class="button" href="([^"]+)"', html)
+    assert found is not None
+    edit = found.group(1).replace("&amp;", "&")
+    assert f"next={quote(listed, safe='')}" in edit
+    page = staff_client.get(edit).content.decode()  # the edit page, opened from the list
+    assert f'name="next" value="{listed.replace("&", "&amp;")}"' in page
+    assert f'href="{listed.replace("&", "&amp;")}"' in page  # its Cancel
+    saved = post(staff_client, {}, next=listed)
+    assert (saved.status_code, saved["Location"]) == (302, listed)
+
+
+def test_inline_edit_puts_the_focus_in_the_form_then_on_the_saved_row(
+    staff_client: Client,
+) -> None:
+    set_fact(NS, "prefs/theme", "light")
+    form = staff_client.get(url(), headers=HTMX).content.decode()
+    assert re.search(r"<textarea [^>]*autofocus", form)  # the first field
+    refused = post(staff_client, HTMX, ttl_ms="soon").content.decode()
+    assert re.search(
+        r'<input [^>]*name="ttl_ms"[^>]*autofocus|<input [^>]*autofocus[^>]*name="ttl_ms"', refused
+    )
+    assert not re.search(r"<textarea [^>]*autofocus", refused)  # the field that is wrong
+    saved = post(staff_client, HTMX, next="/facts/").content.decode()
+    edit = re.search(r'<a class="button" href="([^"]+)" autofocus', saved)
+    assert edit is not None  # the saved row's Edit link, which htmx focuses
+    assert "next=%2Ffacts%2F" in edit.group(1)
+    listed = staff_client.get("/facts/").content.decode()
+    assert "autofocus" not in listed
 
 
 @pytest.mark.parametrize("headers", [{}, HTMX])

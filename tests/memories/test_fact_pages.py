@@ -219,7 +219,8 @@ def test_htmx_gets_the_confirmation_inline_aimed_at_the_row(staff_client: Client
     listed = staff_client.get(LIST).content.decode()
     row_id = re.search(r'<tr id="(fact-[0-9a-f]+)" class="fact-row">', listed).group(1)  # type: ignore[union-attr]
     url = delete_url("user:alice", "prefs/theme")
-    assert f'href="{url.replace("&", "&amp;")}"' in listed  # the link works without htmx
+    back = urlencode({"next": LIST})  # the confirmation comes back to this list page
+    assert f'href="{url.replace("&", "&amp;")}&amp;{back}"' in listed  # works without htmx
     fragment = staff_client.get(url, headers=HTMX).content.decode()
     assert "<html" not in fragment
     assert fragment.strip().startswith("<form")

@@ -56,8 +56,15 @@ def _json(value: Any, indent: int | None = 2) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=False)
 
 
-def _delete_url(namespace: str, key: str) -> str:
-    return reverse("memories:fact-delete") + "?" + urlencode({"namespace": namespace, "key": key})
+def _delete_url(namespace: str, key: str, back: str = "") -> str:
+    return reverse("memories:fact-delete") + _fact_query(namespace, key, back)
+
+
+def _fact_query(namespace: str, key: str, back: str) -> str:
+    """A fact's fields, and ``next``: the list page the link was on, which the edit page and
+    the confirmation go back to (the same filter and page, or none)."""
+    query = {"namespace": namespace, "key": key} | ({"next": back} if back else {})
+    return "?" + urlencode(query)
 
 
 def _list_url(namespace: str = "") -> str:
@@ -65,7 +72,8 @@ def _list_url(namespace: str = "") -> str:
     return reverse("memories:facts") + query
 
 
-def _row(fact: Fact) -> FactRow:
+def _row(fact: Fact, back: str = "") -> FactRow:
+    """``back``: the list page the row is on (its links come back to it)."""
     provenance = fact.provenance if isinstance(fact.provenance, dict) else {}
     return FactRow(
         fact=fact,
@@ -75,13 +83,13 @@ def _row(fact: Fact) -> FactRow:
             for name, value in provenance.items()
         ],
         dom_id=_dom_id(fact.namespace, fact.key),
-        delete_url=_delete_url(fact.namespace, fact.key),
-        edit_url=_edit_url(fact.namespace, fact.key),
+        delete_url=_delete_url(fact.namespace, fact.key, back),
+        edit_url=_edit_url(fact.namespace, fact.key, back),
     )
 
 
-def _edit_url(namespace: str, key: str) -> str:
-    return reverse("memories:fact-edit") + "?" + urlencode({"namespace": namespace, "key": key})
+def _edit_url(namespace: str, key: str, back: str = "") -> str:
+    return reverse("memories:fact-edit") + _fact_query(namespace, key, back)
 
 
 # --- The list ------------------------------------------------------------------------
@@ -109,7 +117,8 @@ def fact_list(request: HttpRequest) -> HttpResponse:
         context["errors"] = errors
     else:
         page = fact_pages.fact_page(namespace=context["namespace"], after=after)
-        context["rows"] = [_row(fact) for fact in page.facts]
+        here = request.get_full_path()  # htmx: the filter's or pager's URL, as pushed
+        context["rows"] = [_row(fact, here) for fact in page.facts]
         context["first_page"] = after is None
         if page.next_cursor is not None:
             context["next_query"] = _page_query(request.GET, page.next_cursor.encode())
@@ -161,7 +170,7 @@ def fact_delete(request: HttpRequest) -> HttpResponse:
     }
     if request.method == "GET":
         fact = selectors.get_fact(namespace, key)
-        context["row"] = _row(fact) if fact is not None else None
+        context["row"] = _row(fact, context["back"]) if fact is not None else None
         if request.htmx:  # type: ignore[attr-defined]
             template = CONFIRM + ("#confirm" if fact is not None else "#missing")
         else:
@@ -217,8 +226,10 @@ def fact_edit(request: HttpRequest) -> HttpResponse:
     messages.success(request, f"Fact {key!r} in {namespace} saved.")
     if request.htmx:  # type: ignore[attr-defined]
         fact.set_by = staff_actor(request)  # type: ignore[attr-defined]  # as the list shows it
-        row = _row(fact)
-        response = render(request, EDIT + "#saved", {"row": row})
+        row = _row(fact, _back(request, ""))
+        # The focus on the saved row's Edit link (autofocus: htmx focuses it after the swap),
+        # not lost to <body> with the form that had it.
+        response = render(request, EDIT + "#saved", {"row": row, "focus_edit": True})
         response["HX-Retarget"] = f"#{row.dom_id}"  # the whole row, with its new value
         response["HX-Reswap"] = "outerHTML"
         return response
@@ -233,10 +244,15 @@ def _ids(fact: Fact) -> str:
 def _edit_form(
     request: HttpRequest, fact: Fact, form: FactEditForm, status: int = 200
 ) -> HttpResponse:
+    back = _back(request, _list_url(fact.namespace))
+    # The focus in the form (htmx focuses an autofocus field it swaps in): its first field
+    # with an error, else its first field.
+    wrong = [name for name in form.fields if name in form.errors]
+    form.fields[(wrong or list(form.fields))[0]].widget.attrs["autofocus"] = True
     context = {
-        "row": _row(fact),
+        "row": _row(fact, back),
         "form": form,
-        "back": _back(request, _list_url(fact.namespace)),
+        "back": back,
         "inline": bool(request.htmx),  # type: ignore[attr-defined]
     }
     template = EDIT + "#edit-form" if request.htmx else EDIT  # type: ignore[attr-defined]

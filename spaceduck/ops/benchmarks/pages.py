@@ -1,6 +1,7 @@
 """Server time of the dashboard pages (viewer, filters, page 50, a memory, the queue, search,
 the overview, the extraction log unfiltered and failed, a long thread, the context preview,
-the activity log unfiltered, of one namespace and of one actor).
+the activity log unfiltered, of one namespace, of one actor, of a kind of actor, of a name
+under any kind, its conflicts; a namespace's claims).
 
 ``python manage.py bench pages [--size 100000] [--others 100000] [--other-namespaces 1000]
 [--extractions 50000] [--thread-messages 300] [--requests 50] [--embedder hash|local]
@@ -828,6 +829,13 @@ def _pages(f: Fixtures) -> list[Page]:
             ),
             False,
         ),
+        # Every claim of the big namespace, a page (the claim thousands of memories hold
+        # among them): one GROUP BY walking the claim index.
+        (
+            "belief claims /beliefs/?namespace=",
+            lambda _: "/beliefs/?" + urlencode({"namespace": BIG}),
+            False,
+        ),
         (
             "person /people/?namespace=",
             lambda _: "/people/?" + urlencode({"namespace": BIG}),
@@ -839,6 +847,11 @@ def _pages(f: Fixtures) -> list[Page]:
         ("activity /activity/", lambda _: "/activity/", False),
         ("activity, one namespace", lambda _: "/activity/?" + urlencode({"namespace": BIG}), False),
         ("activity, one actor", lambda _: "/activity/?actor=staff%3Abench", False),
+        # Without a colon: a kind of actor (a few staff rows among every "bench" event) and
+        # a name under any kind ("bench" itself holds most of the history).
+        ("activity, a kind of actor", lambda _: "/activity/?actor=staff", False),
+        ("activity, a name", lambda _: "/activity/?actor=bench", False),
+        ("activity, conflicts", lambda _: "/activity/?kind=conflict", False),
     ]
     return [Page(name, url, search_like) for name, url, search_like in table]
 
