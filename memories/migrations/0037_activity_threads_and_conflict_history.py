@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0034_claim_index_in_write_order"),
+        ("memories", "0036_candidate_queue_in_learnt_order"),
     ]
 
     operations = [
