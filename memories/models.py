@@ -355,6 +355,8 @@ class MemoryEvent(models.Model):
         # A person put back what a decision changed (a bulk approval or rejection, a
         # conflict decision, a restore): not an edit, and not a person's word on the content.
         UNDONE = "undone"
+        # A conflict's "keep both" on two live memories: nothing else records the decision.
+        KEPT = "kept"
 
     # Not a foreign key on purpose: the history must outlive the memory.
     memory_id = models.BigIntegerField(db_index=True)

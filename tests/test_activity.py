@@ -292,6 +292,31 @@ def test_an_undone_conflict_decision_is_listed_with_its_undo(
     assert not any(tag in e["summary"] for e in memory_rows)  # listed once, as the conflict's
 
 
+@pytest.mark.parametrize("headers", [{}, HX], ids=["plain", "htmx"])
+def test_keep_both_of_two_live_memories_and_its_undo_are_listed(
+    owner: Actor, staff_client: Client, headers: dict[str, str]
+) -> None:
+    """Two live memories kept side by side change no memory: the decision and its undo
+    are each recorded, so the activity log and the memories' histories show them."""
+    conflict = flip(owner)
+    new = Memory.objects.get(pk=conflict["new"]["id"])
+    Memory.objects.filter(pk=new.pk).update(status="active")  # a live pair
+    reviewer = make_actor([NS], ["read", "approve"], name="reviewer")
+    answer = reviewer.post(f"/api/conflicts/{conflict['id']}/resolve", {"decision": "keep_both"})
+    assert answer.status_code == 200, answer.content
+    conflict_undo(
+        conflict=Conflict.objects.get(pk=conflict["id"]), actor="staff:ada", can_approve=True
+    )
+    new.refresh_from_db()
+    assert new.status == "active"  # it was live before the decision: it stays so
+    html = staff_client.get("/activity/", {"kind": "conflict"}, headers=headers).content.decode()
+    tag = f"conflict {conflict['id']}"
+    assert f"memory {new.pk}: {tag}: both kept" in html
+    assert f"memory {new.pk}: undo of {tag}: keep both" in html
+    assert ">token:reviewer</a>" in html
+    assert ">staff:ada</a>" in html
+
+
 def test_a_note_written_shows_its_status_then_not_now(staff_client: Client) -> None:
     decided = save_note(NS, "Deploys wait.", author="token:owner", status="pending", id="rb-2")
     set_note_status(decided.uid, "rejected", "staff:ada")

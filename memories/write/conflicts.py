@@ -188,6 +188,15 @@ def _apply(
             reason=f"{_promoted_tag(conflict)}{conflict.old_id}: {said}",
             data={"status": {"from": MemoryStatus.CANDIDATE, "to": MemoryStatus.ACTIVE}},
         )
+    elif decision == "keep_both":
+        # Both were live and stay so: this row is the decision's only trace (the activity
+        # log and the memory's history show it; its undo writes one too).
+        memory_history_record(
+            memory=new,
+            event=MemoryEvent.Event.KEPT,
+            actor=actor,
+            reason=f"conflict {conflict.pk}: {said}",
+        )
     if decision != "keep_both":
         for old in _replaced(conflict):
             _supersede(old, new, actor, f"conflict {conflict.pk}: {said}")
@@ -231,7 +240,14 @@ def conflict_undo(*, conflict: Conflict, actor: str, can_approve: bool) -> Confl
                 reason=_undo_reason(conflict),
                 event=MemoryEvent.Event.UNDONE,
             )
-        _unpromote(new, conflict, actor)
+        if not _unpromote(new, conflict, actor) and not superseded and not merged:
+            # A "keep both" of two live memories changed no memory: its undo is this row.
+            memory_history_record(
+                memory=new,
+                event=MemoryEvent.Event.UNDONE,
+                actor=actor,
+                reason=_undo_reason(conflict),
+            )
         conflict.status, conflict.resolution = Conflict.Status.OPEN, ""
         conflict.resolved_by, conflict.resolved_at = "", None
         conflict.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
@@ -293,15 +309,16 @@ def _merge_edit(new: Memory, tag: str) -> dict[str, Any]:
     return changed
 
 
-def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:
-    """The new memory back to a candidate, when this decision is what made it active."""
+def _unpromote(new: Memory, conflict: Conflict, actor: str) -> bool:
+    """The new memory back to a candidate, when this decision is what made it active
+    (True), else False."""
     promoted = MemoryEvent.objects.filter(
         memory_id=new.pk,
         event=MemoryEvent.Event.PROMOTED,
         reason__startswith=_promoted_tag(conflict),
     ).exists()
     if not promoted:
-        return  # it was active before (a pair of live memories): it stays so
+        return False  # it was active before (a pair of live memories): it stays so
     new.status, new.updated_at = MemoryStatus.CANDIDATE, timezone.now()
     new.save(update_fields=["status", "updated_at"])
     memory_history_record(
@@ -311,6 +328,7 @@ def _unpromote(new: Memory, conflict: Conflict, actor: str) -> None:
         reason=_undo_reason(conflict),
         data={"status": {"from": MemoryStatus.ACTIVE, "to": MemoryStatus.CANDIDATE}},
     )
+    return True
 
 
 def _promoted_tag(conflict: Conflict) -> str:
