@@ -59,7 +59,7 @@ from memories.models import (
     Thread,
 )
 from memories.store import selectors
-from memories.write import conflicts, lifecycle, services
+from memories.write import conflicts, edits, lifecycle, services
 from memories.write.ingest import memory_write, memory_write_check
 from spaceduck.admin import (
     NamespaceListFilter,
@@ -235,7 +235,7 @@ class MemoryChangeForm(forms.ModelForm):
 
     class Meta:
         model = Memory
-        fields = (*lifecycle.EDITABLE, "status")
+        fields = (*edits.EDITABLE, "status")
         widgets = {
             "content": forms.Textarea(attrs={"rows": 4}),
             "summary": forms.Textarea(attrs={"rows": 2}),
@@ -444,7 +444,7 @@ class MemoryAdmin(ServiceAdmin):
         # Fields the person changed (the form's view) whose value differs from the row's.
         changes = {
             name: data[name]
-            for name in lifecycle.EDITABLE
+            for name in edits.EDITABLE
             if name in form.changed_data and data[name] != getattr(memory, name)
         }
         status = data.get("status", memory.status)
@@ -452,7 +452,7 @@ class MemoryAdmin(ServiceAdmin):
         edited = False
         try:
             if changes:
-                memory = lifecycle.memory_edit(memory=memory, changes=changes, actor=actor)
+                memory = edits.memory_edit(memory=memory, changes=changes, actor=actor)
                 edited = True
             if status != memory.status:
                 memory = lifecycle.memory_set_status(

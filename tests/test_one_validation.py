@@ -18,7 +18,7 @@ from django.test import Client
 
 from memories.extraction.types import candidate_from_api
 from memories.models import Fact, Memory, MemoryEvent
-from memories.write import lifecycle
+from memories.write import edits
 from memories.write.ingest import memory_write
 from memories.write.services import memory_create
 from notes.models import Note
@@ -123,7 +123,7 @@ def test_an_over_long_memory_edit_is_refused_by_every_front_end(
     unchanged(memory)
     # The service every front end calls (the CLI and spaceduck.store too).
     with pytest.raises(InvalidInput, match=re.escape(says)):
-        lifecycle.memory_edit(memory=memory, changes=changes, actor="t")
+        edits.memory_edit(memory=memory, changes=changes, actor="t")
     memory.refresh_from_db()
     unchanged(memory)
 

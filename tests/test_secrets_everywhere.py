@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 import spaceduck.store as store
 from memories.mcp.tools import remember, set_fact
 from memories.models import Fact, Memory, Message, Thread
-from memories.write import lifecycle
+from memories.write import edits
 from memories.write.services import create_thread, memory_create, save_message
 from notes.mcp_tools import save_note as mcp_save_note
 from notes.models import Note
@@ -478,4 +478,4 @@ def test_redact_secrets_covers_provenance_and_thread_titles(owner: Actor) -> Non
 def test_a_memory_edit_through_lifecycle_refuses_a_secret_tag() -> None:
     memory = memory_create(namespace=NS, kind="fact", content="The user deploys.", actor="t")
     with pytest.raises(InvalidInput, match=r"^rejected: secret: api_key in tags"):
-        lifecycle.memory_edit(memory=memory, changes={"tags": [KEY]}, actor="staff:t")
+        edits.memory_edit(memory=memory, changes={"tags": [KEY]}, actor="staff:t")

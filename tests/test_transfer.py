@@ -19,7 +19,7 @@ from memories.models import Extraction, Fact, Memory, MemoryEvent, Message, Thre
 from memories.store import keyword_index, vector_index
 from memories.tasks import extract_message
 from memories.upkeep import integrity
-from memories.write import lifecycle, services
+from memories.write import edits, lifecycle, services
 from notes import services as note_services
 from notes.models import Note, NoteSearchKind, NoteSupersession
 from notes.selectors import search_notes
@@ -93,7 +93,7 @@ def build(actor: Actor) -> dict[str, Any]:
     edited = services.memory_create(
         namespace="user:alice", kind="episode", content="Alice ran a marathon.", actor="t"
     )
-    lifecycle.memory_edit(
+    edits.memory_edit(
         memory=edited, changes={"content": "Alice ran the Berlin marathon."}, actor="t"
     )
     archived = services.memory_create(
@@ -440,7 +440,7 @@ def test_conflicts_stop_the_import_before_anything_is_written(admin: Actor, tmp_
     made = build(admin)
     path = export_file(tmp_path)
     tea = Memory.objects.get(pk=made["memories"][3])
-    lifecycle.memory_edit(memory=tea, changes={"content": "Alice switched to coffee."}, actor="t")
+    edits.memory_edit(memory=tea, changes={"content": "Alice switched to coffee."}, actor="t")
     services.delete_fact("user:alice", "theme")
     with pytest.raises(CommandError, match=r"conflict.*nothing was imported") as failure:
         import_path(path)

@@ -47,7 +47,7 @@ from memories.models import (
 )
 from memories.recall.hybrid import RecallHit, RecallQuery, recall
 from memories.store import selectors
-from memories.write import lifecycle, services
+from memories.write import edits, lifecycle, services
 from memories.write.ingest import memory_write
 from spaceduck.core import runtime
 from spaceduck.core.access import (
@@ -412,7 +412,7 @@ def patch_memory(request: HttpRequest, memory_id: RowId, payload: MemoryPatchIn)
     # Approving a candidate is a reviewer's decision: approve alone is enough for it.
     require_permission(request, "approve" if _approval_only(memory, changes, status) else "write")
     if changes:
-        memory = lifecycle.memory_edit(memory=memory, changes=changes, actor=actor(request))
+        memory = edits.memory_edit(memory=memory, changes=changes, actor=actor(request))
     if status is not None:
         memory = lifecycle.memory_set_status(
             memory=memory,

@@ -161,7 +161,7 @@ class TagsField(forms.CharField):
 
 
 class MemoryEditForm(forms.Form):
-    """What a person may change on a memory's page (memories.write.lifecycle.memory_edit)."""
+    """What a person may change on a memory's page (memories.write.edits.memory_edit)."""
 
     # Lengths: spaceduck.core.limits (limit_memory_form), the API's and the services' own.
     title = forms.CharField(required=False)

@@ -1,6 +1,6 @@
 """A memory's history as its page shows it: each edit as a per-field diff, data as JSON.
 
-History rows keep what changed (``memories.write.lifecycle.memory_edit``: ``before`` and,
+History rows keep what changed (``memories.write.edits.memory_edit``: ``before`` and,
 since edits keep it, ``after``); older edits kept ``before`` alone, so their ``after`` is
 read back from the next edit of the field, or the memory as it is now. Text is compared
 word by word (difflib), so a changed word is marked, not the whole paragraph.
@@ -19,7 +19,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from memories.models import Memory, MemoryEvent, MemoryStatus
-from memories.write.lifecycle import EDITABLE, version_before
+from memories.write.edits import EDITABLE, version_before
 
 # Words, runs of spaces and single signs: a diff marks whole words, keeps the spacing.
 _TOKENS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)

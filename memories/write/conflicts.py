@@ -45,7 +45,7 @@ from django.utils import timezone
 from memories.extraction.classify import clip_title
 from memories.models import Conflict, Memory, MemoryEvent, MemoryStatus
 from memories.write.dedup import LIVE, contradicting
-from memories.write.lifecycle import memory_edit
+from memories.write.edits import memory_edit
 from memories.write.services import memory_history_record
 from spaceduck.core.errors import Conflict as ConflictError
 from spaceduck.core.errors import InvalidInput, NotFound, PermissionDenied

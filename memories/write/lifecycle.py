@@ -9,46 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
-from memories.extraction.claims import claim_of, stored_value
-from memories.extraction.firewall import screened
 from memories.models import Memory, MemoryEvent, MemoryStatus, utc_text
-from memories.store import vector_index
+from memories.write import conflicts
 from memories.write.dedup import LIVE, open_contradictions
-from memories.write.forgetting import forget_memories
-from memories.write.services import content_hash, embedding_text, memory_history_record
-from spaceduck.core.errors import InvalidInput, PermissionDenied, ServiceError
-from spaceduck.core.limits import check_memory_fields
-from spaceduck.core.providers import get_embedder
-
-EDITABLE = (
-    "title",
-    "content",
-    "summary",
-    "tags",
-    "importance",
-    "confidence",
-    "kind",
-    "procedure_subtype",
-    "scope",
-    "scope_id",
-    "occurred_at",
-    "expires_at",
-    "valid_from",
-    "valid_until",
+from memories.write.edits import (
+    claim_again,
+    jsonable,
+    memory_edit,
+    save_changed,
+    version_before,
 )
+from memories.write.forgetting import forget_memories
+from memories.write.services import memory_history_record
+from spaceduck.core.errors import InvalidInput, PermissionDenied, ServiceError
+
 STATUS_CHANGES = ("active", "archived", "candidate")
-
-
-def _save(memory: Memory, fields: list[str]) -> None:
-    memory.updated_at = timezone.now()
-    memory.save(update_fields=[*fields, "updated_at"])
 
 
 def memory_approve(*, memory: Memory, actor: str, can_approve: bool) -> Memory:
@@ -59,15 +37,12 @@ def memory_approve(*, memory: Memory, actor: str, can_approve: bool) -> Memory:
         raise PermissionDenied("making a candidate memory active needs the 'approve' permission")
     if memory.status != MemoryStatus.CANDIDATE:
         raise InvalidInput(f"only a candidate memory can be approved; this one is {memory.status}")
-    # Imported here: memories.write.conflicts edits memories through this module.
-    from memories.write.conflicts import approve_new
-
     with transaction.atomic():
-        if approve_new(memory=memory, actor=actor):
+        if conflicts.approve_new(memory=memory, actor=actor):
             memory.refresh_from_db()
             return memory
         memory.status = MemoryStatus.ACTIVE
-        _save(memory, ["status"])
+        save_changed(memory, ["status"])
         memory_history_record(
             memory=memory, event=MemoryEvent.Event.PROMOTED, actor=actor, reason="approved"
         )
@@ -80,7 +55,7 @@ def memory_archive(*, memory: Memory, actor: str, reason: str = "") -> Memory:
     with transaction.atomic():
         before = memory.status
         memory.status = MemoryStatus.ARCHIVED
-        _save(memory, ["status"])
+        save_changed(memory, ["status"])
         memory_history_record(
             memory=memory,
             event=MemoryEvent.Event.ARCHIVED,
@@ -101,7 +76,7 @@ def memory_restore(*, memory: Memory, actor: str, reason: str = "") -> Memory:
         )
     with transaction.atomic():
         memory.status = MemoryStatus.ACTIVE
-        _save(memory, ["status"])
+        save_changed(memory, ["status"])
         memory_history_record(
             memory=memory, event=MemoryEvent.Event.RESTORED, actor=actor, reason=reason
         )
@@ -115,7 +90,7 @@ def memory_reverse_supersession(*, memory: Memory, actor: str, reason: str = "")
     with transaction.atomic():
         superseder = memory.superseded_by
         memory.status, memory.superseded_by = MemoryStatus.ACTIVE, None
-        _save(memory, ["status", "superseded_by"])
+        save_changed(memory, ["status", "superseded_by"])
         memory_history_record(
             memory=memory,
             event=MemoryEvent.Event.RESTORED,
@@ -222,7 +197,6 @@ def memories_undo(*, statuses: dict[int, tuple[str, str]], actor: str, what: str
     (a supersession is reversed from the memory's page). An approval that decided the
     candidate's conflicts (``memory_approve``) is undone as those decisions are
     (``conflicts.conflict_undo``: the replaced memories live again, the conflict open)."""
-    from memories.write import conflicts  # imported here: conflicts imports this module
 
     changed: list[int] = []
     skipped: dict[int, str] = {}
@@ -246,7 +220,7 @@ def memories_undo(*, statuses: dict[int, tuple[str, str]], actor: str, what: str
         else:
             with transaction.atomic():
                 memory.status = before
-                _save(memory, ["status"])
+                save_changed(memory, ["status"])
                 memory_history_record(
                     memory=memory,
                     event=MemoryEvent.Event.UNDONE,
@@ -271,81 +245,6 @@ def _decision_error(memory: Memory, decision: str) -> str | None:
     return None
 
 
-def memory_edit(
-    *,
-    memory: Memory,
-    changes: dict[str, Any],
-    actor: str,
-    reason: str = "",
-    event: str = MemoryEvent.Event.EDITED,
-) -> Memory:
-    """Edit fields; a new content is re-hashed, re-embedded and re-indexed. The history
-    entry keeps each changed field before and after (what the memory's page diffs); an
-    undo that puts text back records it as ``undone`` (``event``), not as a person's edit."""
-    unknown = sorted(set(changes) - set(EDITABLE))
-    if unknown:
-        raise InvalidInput(f"not editable: {', '.join(unknown)}; editable: {', '.join(EDITABLE)}")
-    # The lengths every front end shares (spaceduck.core.limits): the API's schema says them,
-    # and the dashboard, the admin, the CLI and spaceduck.store get the same refusal here.
-    check_memory_fields(changes)
-    # The same firewall as every other write: an edit may not smuggle a credential in (its
-    # title, content, summary or tags).
-    screened("memory", changes)
-    before = {name: _jsonable(getattr(memory, name)) for name in changes}
-    for name, value in changes.items():
-        setattr(memory, name, value)
-    try:
-        memory.full_clean(
-            exclude=["superseded_by", "source_message", "source_thread", "content_hash"]
-        )
-    except ValidationError as exc:
-        raise InvalidInput(
-            "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-        ) from None
-    content_changed = "content" in changes and before["content"] != memory.content
-    vector = get_embedder().embed([embedding_text(memory)])[0] if content_changed else None
-    with transaction.atomic():
-        fields = list(changes)
-        if content_changed:
-            memory.content_hash = content_hash(memory.content)
-            fields.append("content_hash")
-        if content_changed or "kind" in changes:
-            fields += _claim_again(memory)
-        _save(memory, fields)
-        if vector is not None:
-            vector_index.upsert([(memory.pk, memory.namespace, vector)])
-        after = {name: _jsonable(getattr(memory, name)) for name in changes}
-        memory_history_record(
-            memory=memory,
-            event=event,
-            actor=actor,
-            reason=reason,
-            data={"before": before, "after": after},
-        )
-        if content_changed or "kind" in changes:
-            open_contradictions(memory)  # its new claim may contradict another memory
-    return memory
-
-
-# The entries that changed fields (a person's edit, or an undo putting text back).
-_EDITS = (MemoryEvent.Event.EDITED, MemoryEvent.Event.UNDONE)
-# Fields an edit's history keeps as ISO text (``_jsonable``) and a restore reads back.
-_DATES = ("occurred_at", "expires_at", "valid_from", "valid_until")
-
-
-def version_before(event: MemoryEvent) -> dict[str, Any]:
-    """The editable fields as they were before the edit ``event`` recorded (its ``before``),
-    as ``memory_edit`` takes them; {} for an entry that is not such an edit."""
-    before = event.data.get("before") if isinstance(event.data, dict) else None
-    if event.event not in _EDITS or not isinstance(before, dict):
-        return {}
-    version = {name: value for name, value in before.items() if name in EDITABLE}
-    for name in _DATES:
-        if isinstance(version.get(name), str):
-            version[name] = parse_datetime(version[name])
-    return version
-
-
 def memory_restore_version(*, memory: Memory, event_id: int, actor: str) -> list[str]:
     """Put back the fields an edit changed, as they were before it (the memory's page's
     *Restore this version*): a new edit through ``memory_edit`` (limits, firewall,
@@ -359,7 +258,7 @@ def memory_restore_version(*, memory: Memory, event_id: int, actor: str) -> list
     changes = {
         name: value
         for name, value in version.items()
-        if _jsonable(value) != _jsonable(getattr(memory, name))
+        if jsonable(value) != jsonable(getattr(memory, name))
     }
     if not changes:
         raise InvalidInput("the memory holds this version already: nothing to restore")
@@ -413,7 +312,7 @@ def memory_undo_restore(*, memory: Memory, actor: str) -> Memory:
         superseder_id = (restore.data or {}).get("was_superseded_by")
         if superseder_id is None:
             memory.status = MemoryStatus.ARCHIVED
-            _save(memory, ["status"])
+            save_changed(memory, ["status"])
             memory_history_record(
                 memory=memory,
                 event=MemoryEvent.Event.UNDONE,
@@ -439,7 +338,7 @@ def _supersede_again(memory: Memory, superseder_id: int, actor: str) -> None:
         )
         was = (archived.data or {}).get("from") if archived is not None else None
         superseder.status = was if was in LIVE else MemoryStatus.ACTIVE
-        _save(superseder, ["status"])
+        save_changed(superseder, ["status"])
         memory_history_record(
             memory=superseder,
             event=MemoryEvent.Event.UNDONE,
@@ -452,7 +351,7 @@ def _supersede_again(memory: Memory, superseder_id: int, actor: str) -> None:
             f"memory {superseder.pk}, which superseded this one, is {superseder.status} now"
         )
     memory.status, memory.superseded_by = MemoryStatus.SUPERSEDED, superseder
-    _save(memory, ["status", "superseded_by"])
+    save_changed(memory, ["status", "superseded_by"])
     memory_history_record(
         memory=memory,
         event=MemoryEvent.Event.UNDONE,
@@ -463,21 +362,6 @@ def _supersede_again(memory: Memory, superseder_id: int, actor: str) -> None:
             "superseded_by": superseder.pk,
         },
     )
-
-
-def _claim_again(memory: Memory) -> list[str]:
-    """Read what the edited memory claims (the claim columns it changes)."""
-    claim = claim_of(memory.kind, memory.content)
-    memory.claim_subject = claim.subject if claim else ""
-    memory.claim_attribute = claim.attribute if claim else ""
-    memory.claim_value = stored_value(claim)[:255] if claim else ""
-    memory.claim_polarity = claim.polarity if claim else ""
-    memory.claim_mood = claim.mood if claim else ""
-    return ["claim_subject", "claim_attribute", "claim_value", "claim_polarity", "claim_mood"]
-
-
-def _jsonable(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def skill_purge(*, skill_id: str, namespaces: Iterable[str] | None, actor: str) -> int:
@@ -515,7 +399,7 @@ def claims_backfill(*, batch: int = 1000) -> tuple[int, int, int]:
         if not rows:
             return read, examined, opened
         for memory in rows:
-            _claim_again(memory)
+            claim_again(memory)
             if memory.claim_attribute:
                 Memory.objects.filter(pk=memory.pk).update(
                     claim_subject=memory.claim_subject,

@@ -311,7 +311,7 @@ def api_int(*, ge: int, le: int) -> Any:
 # --- A memory's text fields ------------------------------------------------------------------
 # One home for the lengths a memory's fields may have. The API's schemas (memories.api),
 # the dashboard's and the admin's forms (``limit_form_fields``) and the services
-# (memories.write.lifecycle.memory_edit, the write path) all read them here, so every front end
+# (memories.write.edits.memory_edit, the write path) all read them here, so every front end
 # refuses the same value with the same words: "at most N characters".
 
 MAX_TAG_CHARS = 100

@@ -226,7 +226,7 @@ def _learnt(thread: Any, message: Any, **fields: Any) -> Any:
 def seed() -> dict[str, int]:
     """Demo data plus candidates, a supersession, history; returns the pages' memory ids."""
     from memories.models import Memory, MemoryEvent, Message, Thread
-    from memories.write import lifecycle
+    from memories.write import edits, lifecycle
     from memories.write.services import memory_create, memory_history_record
     from spaceduck.ops.demo import DEMO_NAMESPACE, DEMO_THREAD_ID, load_demo
 
@@ -284,7 +284,7 @@ def seed() -> dict[str, int]:
         ],
     )
     _conversation_records(thread, demo)
-    lifecycle.memory_edit(
+    edits.memory_edit(
         memory=home,
         changes={"title": "Home in London", "tags": ["identity", "location", "home"]},
         actor="staff:ada",

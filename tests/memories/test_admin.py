@@ -342,7 +342,7 @@ def test_a_provider_failure_while_editing_changes_nothing(
 ) -> None:
     memory_id = api_write(owner, "user:alice", "The user likes green tea.")
     memory = Memory.objects.get(pk=memory_id)
-    monkeypatch.setattr("memories.write.lifecycle.get_embedder", FailingEmbedder)
+    monkeypatch.setattr("memories.write.edits.get_embedder", FailingEmbedder)
     response = admin_client.post(
         change(memory_id),
         change_form(memory, content="The user likes oolong tea.", status="archived"),

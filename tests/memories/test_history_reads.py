@@ -15,7 +15,7 @@ from django.test import Client
 
 from memories.models import Conflict, Memory, MemoryEvent
 from memories.store import keyword_index
-from memories.write import lifecycle
+from memories.write import edits, lifecycle
 from memories.write.services import memory_create, memory_history_record, set_fact
 from spaceduck.ops.erasure import describe, erase_namespace
 
@@ -51,7 +51,7 @@ def test_an_edit_is_a_per_field_diff_with_the_changed_words_marked(
     staff_client: Client, headers: dict[str, str]
 ) -> None:
     memory = make("Alice plays the oboe on Sundays.")
-    lifecycle.memory_edit(
+    edits.memory_edit(
         memory=memory,
         changes={
             "content": "Alice plays the flute on Sundays.",
@@ -91,7 +91,7 @@ def test_an_edit_recorded_before_edits_kept_their_after_is_diffed_against_the_ne
 
 def test_the_diff_escapes_what_the_memory_says(staff_client: Client) -> None:
     memory = make("Alice likes <b>tea</b>.")
-    lifecycle.memory_edit(
+    edits.memory_edit(
         memory=memory, changes={"content": "Alice likes <i>coffee</i>."}, actor="staff:bob"
     )
     html = page(staff_client, memory)
@@ -120,7 +120,7 @@ def test_restore_this_version_puts_the_fields_back_as_a_new_edit(
     staff_client: Client, headers: dict[str, str]
 ) -> None:
     memory = make("Alice plays the oboe.", title="Music")
-    lifecycle.memory_edit(
+    edits.memory_edit(
         memory=memory,
         changes={"content": "Alice plays the zither.", "title": "Instruments"},
         actor="staff:bob",
@@ -158,7 +158,7 @@ def test_restore_refusals_say_why_and_change_nothing(
 ) -> None:
     memory = make("Alice plays the oboe.")
     other = make("Bob plays the drums.")
-    lifecycle.memory_edit(memory=other, changes={"content": "Bob plays jazz."}, actor="staff:x")
+    edits.memory_edit(memory=other, changes={"content": "Bob plays jazz."}, actor="staff:x")
     foreign = MemoryEvent.objects.get(memory_id=other.pk, event="edited")
     created = MemoryEvent.objects.get(memory_id=memory.pk, event="created")
     url = f"/memories/{memory.pk}/restore-version/"
@@ -171,8 +171,8 @@ def test_restore_refusals_say_why_and_change_nothing(
         response = staff_client.post(url, data, headers=headers)
         assert response.status_code == status, data
         assert message in response.content.decode()
-    lifecycle.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
-    lifecycle.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
+    edits.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
+    edits.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
     same = MemoryEvent.objects.filter(memory_id=memory.pk, event="edited").last()
     response = staff_client.post(url, {"event": same.pk}, headers=headers)  # type: ignore[union-attr]
     assert response.status_code == 422
@@ -327,7 +327,7 @@ def test_a_decision_whose_memories_changed_since_stays(
 ) -> None:
     pair = conflict()
     decide(staff_client, pair, "merge", "The user lives in Nantes now.")
-    lifecycle.memory_edit(
+    edits.memory_edit(
         memory=Memory.objects.get(pk=pair.new_id),
         changes={"content": "The user lives in Nantes, near the river."},
         actor="staff:x",
@@ -393,7 +393,7 @@ def test_a_persons_facts_are_shown_as_json(staff_client: Client) -> None:
 
 def test_the_new_actions_need_staff_and_a_csrf_token(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
     memory = make("Alice plays the oboe.")
-    lifecycle.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
+    edits.memory_edit(memory=memory, changes={"content": "Alice sings."}, actor="staff:x")
     edit = MemoryEvent.objects.get(memory_id=memory.pk, event="edited")
     pair = conflict()
     set_fact(NS, "theme", "dark")

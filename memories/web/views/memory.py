@@ -26,7 +26,7 @@ from memories.recall.hybrid import RecallHit, RecallQuery, recall
 from memories.store import selectors, timeline
 from memories.web import history
 from memories.web.forms import MemoryEditForm, MemoryFilterForm
-from memories.write import conflicts, lifecycle, services
+from memories.write import conflicts, edits, lifecycle, services
 from spaceduck.core.errors import ServiceError
 from spaceduck.core.pages import error_response, staff_actor
 
@@ -224,7 +224,7 @@ def _after_action(request: HttpRequest, memory: Memory, done: str) -> HttpRespon
 @staff_member_required
 @require_POST
 def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
-    """Edit through lifecycle.memory_edit: re-hashed, re-embedded, re-indexed, in history."""
+    """Edit through edits.memory_edit: re-hashed, re-embedded, re-indexed, in history."""
     memory = _memory_or_404(memory_id)
     form = MemoryEditForm(request.POST)
     if not form.is_valid():
@@ -233,7 +233,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
     if not changes:
         return _after_action(request, memory, "Nothing changed.")
     try:
-        lifecycle.memory_edit(memory=memory, changes=changes, actor=staff_actor(request))
+        edits.memory_edit(memory=memory, changes=changes, actor=staff_actor(request))
     except ServiceError as error:
         form.add_error(None, str(error))
         return _render_page(request, _memory_or_404(memory_id), form, status=error.status_code)
@@ -283,7 +283,7 @@ def memory_reverse(request: HttpRequest, memory_id: int) -> HttpResponse:
 @require_POST
 def memory_restore_version(request: HttpRequest, memory_id: int) -> HttpResponse:
     """*Restore this version*: the fields an edit changed, as they were before it; a new
-    edit through lifecycle.memory_edit (the service PATCH /api/memories/{id} uses)."""
+    edit through edits.memory_edit (the service PATCH /api/memories/{id} uses)."""
 
     def restore(memory: Memory, actor: str) -> str:
         raw = request.POST.get("event", "")

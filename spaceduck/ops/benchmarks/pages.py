@@ -473,7 +473,7 @@ def _memory_with_a_past() -> int:
     from django.utils import timezone
 
     from memories.models import Extraction, Memory, Message, Thread
-    from memories.write import lifecycle
+    from memories.write import edits, lifecycle
     from memories.write.services import memory_create
 
     thread = Thread.objects.create(id="bench-page-thread", namespace=BIG, title="Moving house")
@@ -514,7 +514,7 @@ def _memory_with_a_past() -> int:
         candidates=[_verdict(memory.pk, "fact", memory.content, memory.confidence)],
         finished_at=timezone.now(),
     )
-    lifecycle.memory_edit(memory=memory, changes={"importance": 0.9}, actor="staff:bench")
+    edits.memory_edit(memory=memory, changes={"importance": 0.9}, actor="staff:bench")
     lifecycle.memory_archive(memory=memory, actor="staff:bench", reason="checking")
     lifecycle.memory_restore(memory=memory, actor="staff:bench", reason="it was right")
     return memory.pk

@@ -19,7 +19,7 @@ from django.test import Client
 from memories.extraction.pipeline import propose
 from memories.extraction.types import Source
 from memories.models import Memory, MemoryEvent
-from memories.write import lifecycle
+from memories.write import edits
 from memories.write.ingest import message_ingest
 from memories.write.runner import run_extraction
 from memories.write.services import create_thread, memory_create
@@ -242,7 +242,7 @@ def test_an_edit_may_not_bring_a_credential_in(memory: Memory) -> None:
     for credential in CREDENTIALS:
         for field in ("content", "title", "summary"):
             with pytest.raises(InvalidInput, match=r"secret: \w+"):
-                lifecycle.memory_edit(
+                edits.memory_edit(
                     memory=memory, changes={field: credential["text"]}, actor="staff:test"
                 )
     memory.refresh_from_db()
@@ -253,7 +253,7 @@ def test_an_edit_may_not_bring_a_credential_in(memory: Memory) -> None:
 
 def test_an_edit_about_passwords_is_saved(memory: Memory) -> None:
     text = "The user changed the router password yesterday."
-    lifecycle.memory_edit(memory=memory, changes={"content": text}, actor="staff:test")
+    edits.memory_edit(memory=memory, changes={"content": text}, actor="staff:test")
     memory.refresh_from_db()
     assert memory.content == text
 
