@@ -85,7 +85,7 @@ class Thread(models.Model):
         indexes: ClassVar = [
             # /activity/ (spaceduck.ops.activity): the threads started, newest first, a page
             # read by keyset (an extraction's message may start one: tens of thousands).
-            models.Index(fields=["created_at"], name="thread_created_idx"),
+            models.Index(fields=["created_at", "id"], name="thread_created_idx"),
         ]
 
     def __str__(self) -> str:

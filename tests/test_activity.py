@@ -225,9 +225,31 @@ def test_a_position_is_checked_and_held_in_range() -> None:
     assert ActivityPosition.decode(position.encode()) == position
     far = ActivityPosition.decode(f"{10**18}-{len(STREAMS)}-{10**19 - 1}")
     assert far.at.year == 9999
-    for raw in ("", "1-2", "a-1-2", "1-1-1-1", "1-1234-1"):
+    for raw in ("", "1-2", "a-1-2", "1-1-1-1", "1-1234-1", "1-1-s", "1-1-s_w", "1-1-s!"):
         with pytest.raises(Exception, match="page cursor"):
             ActivityPosition.decode(raw)
+
+
+def test_a_thread_s_text_key_round_trips_in_a_position() -> None:
+    """A thread's key is text (any id a client gave it): written in base64url."""
+    at = timezone.now().replace(microsecond=0)
+    for key in ("t-1", "plans: café/☕ 2026", "a" * 64):
+        position = ActivityPosition(at, 5, key)
+        assert ActivityPosition.decode(position.encode()) == position
+
+
+def test_threads_started_at_the_same_time_page_by_their_ids() -> None:
+    """Rows of equal time are ordered by their key, text for threads: a page boundary
+    between two of them loses and repeats none, newest first and back."""
+    ids = [create_thread(NS, actor="token:owner").pk for _ in range(3)]
+    Thread.objects.filter(namespace=NS).update(created_at=timezone.now())
+    newest_first = [f"thread {thread_id}" for thread_id in sorted(ids, reverse=True)]
+    filters = ActivityFilter(kind="thread")
+    first = activity_page(filters=filters, size=2)
+    rest = activity_page(filters=filters, after=first.older, size=2)
+    assert [e.summary for e in [*first.entries, *rest.entries]] == newest_first
+    back = activity_page(filters=filters, before=rest.newer, size=2)
+    assert [e.summary for e in back.entries] == newest_first[:2]
 
 
 def test_exports_stream_the_filtered_log_and_defuse_formulas(
@@ -430,6 +452,10 @@ def test_the_conflict_rows_are_read_by_their_partial_index() -> None:
             "undo of conflict 4: replace",
         ]
     )
+
+
+@pytest.mark.sqlite_only  # PostgreSQL's planner weighs its indexes by their statistics
+def test_sqlite_reads_the_conflict_rows_by_their_partial_index() -> None:
     conflicts = next(s for s in STREAMS if s.kind == "conflict" and s.model is MemoryEvent)
     for filters in (ActivityFilter(), ActivityFilter(namespace=NS, actor="staff")):
         rows = conflicts.rows().filter(filters.q(conflicts) & filters.actors(conflicts, {})[0])
@@ -452,6 +478,15 @@ def test_a_kind_of_actor_is_read_by_either_index_with_the_same_rows(
     entries = activity_page(filters=ActivityFilter(actor="staff"), size=100).entries
     assert [e.actor for e in entries] == ["staff:admin"] * 3  # a note, a fact, a memory
     assert [e.kind for e in entries] == ["note", "fact", "memory"]
+
+
+@pytest.mark.sqlite_only  # PostgreSQL's planner weighs its indexes by their statistics
+@pytest.mark.parametrize("dense", [1, 2_000])
+def test_sqlite_reads_a_kind_of_actor_by_the_index_its_density_picks(
+    monkeypatch: pytest.MonkeyPatch, dense: int
+) -> None:
+    _by_many()
+    monkeypatch.setattr("spaceduck.ops.activity._DENSE", dense)
     memory = next(s for s in STREAMS if s.kind == "memory")
     [*_, kind] = ActivityFilter(actor="staff").actors(memory, {})
     sql, params = (

@@ -28,6 +28,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="thread",
-            index=models.Index(fields=["created_at"], name="thread_created_idx"),
+            index=models.Index(fields=["created_at", "id"], name="thread_created_idx"),
         ),
     ]

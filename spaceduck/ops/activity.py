@@ -19,6 +19,7 @@ Nothing here shows what a memory, note or fact says: who, what, when and where i
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -79,6 +80,10 @@ _LATEST_MICROS = (LATEST_DATETIME - _EPOCH) // timedelta(microseconds=1)
 @dataclass(frozen=True)
 class ActivityPosition:
     """Where a row stands: (time, stream, id), written ``<µs since 1970>-<stream>-<id>``.
+    An id is an integer, or the text key of a row that has no integer one (a thread),
+    written ``s`` and its UTF-8 in unpadded base64url. Text keys compare as the database
+    orders them: by code point, which PostgreSQL's "C" collation (spaceduck.W003) and
+    SQLite's BINARY both are.
 
     As memories.store.positions.Position, any well-formed position is a place in the
     order (held at the last storable time and id), anything else is InvalidInput.
@@ -86,24 +91,29 @@ class ActivityPosition:
 
     at: datetime
     stream: int
-    id: int
+    id: int | str
 
     _shape: ClassVar[re.Pattern[str]] = re.compile(
-        r"([0-9]{1,19})-([0-9]{1,3})-([0-9]{1,19})", re.ASCII
+        r"([0-9]{1,19})-([0-9]{1,3})-([0-9]{1,19}|s[A-Za-z0-9_-]{0,400})", re.ASCII
     )
 
     def encode(self) -> str:
-        return f"{(self.at - _EPOCH) // timedelta(microseconds=1)}-{self.stream}-{self.id}"
+        at = (self.at - _EPOCH) // timedelta(microseconds=1)
+        if isinstance(self.id, str):
+            text = base64.urlsafe_b64encode(self.id.encode()).decode().rstrip("=")
+            return f"{at}-{self.stream}-s{text}"
+        return f"{at}-{self.stream}-{self.id}"
 
     @classmethod
     def decode(cls, raw: str) -> Self:
         match = cls._shape.fullmatch(raw)
-        if match is None:
+        key = _text_key(match[3][1:]) if match is not None and match[3][0] == "s" else None
+        if match is None or key == "":
             raise InvalidInput(f"page cursor {raw[:40]!r} is not one this service wrote")
         at = _EPOCH + timedelta(microseconds=min(int(match[1]), _LATEST_MICROS))
-        return cls(at, int(match[2]), min(int(match[3]), MAX_SQL_INT))
+        return cls(at, int(match[2]), key if key is not None else min(int(match[3]), MAX_SQL_INT))
 
-    def key(self) -> tuple[datetime, int, int]:
+    def key(self) -> tuple[datetime, int, int | str]:
         return (self.at, self.stream, self.id)
 
     def older(self, stream: int, column: str, key: str = "id") -> Q:
@@ -121,6 +131,14 @@ class ActivityPosition:
         if stream < self.stream:
             return Q(**{f"{column}__gt": self.at})
         return Q(**{f"{column}__gt": self.at}) | Q(**{column: self.at, f"{key}__gt": self.id})
+
+
+def _text_key(text: str) -> str:
+    """A text key from its base64url, or "" when it is not one this service wrote."""
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return ""
 
 
 @dataclass(frozen=True)
@@ -166,7 +184,7 @@ class Stream:
     where: Q = field(default_factory=Q)
     # The actor column leads an index (actor, time): an actor filter is read by it.
     actor_indexed: bool = False
-    # The integer that orders rows of equal time ("id"; a thread's id is text: its rowid).
+    # What orders rows of equal time: the primary key (a thread's is text).
     key: str = "id"
     # Few rows (a partial index of their own, by time): always walked by time, the actor
     # and namespace checked on each. Another index (an agent's thousands of events, or a
@@ -179,8 +197,6 @@ class Stream:
 
     def rows(self) -> QuerySet[Any]:
         rows = self.model._default_manager.all()
-        if self.key != "id":
-            rows = rows.annotate(**{self.key: RawSQL(f'"{self.model._meta.db_table}".rowid', ())})
         if self.by_time:
             hidden = {self.column(c): _Unindexed(c) for c in (self.actor, self.namespace) if c}
             rows = rows.alias(**hidden)
@@ -188,10 +204,14 @@ class Stream:
 
 
 class _Unindexed(Func):
-    """A column SQLite cannot look up by an index (``+column``: the same value)."""
+    """A column SQLite cannot look up by an index (``+column``: the same value). On
+    PostgreSQL the plain column: its planner weighs the indexes by their statistics."""
 
     template = "+%(expressions)s"
     output_field = CharField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return compiler.compile(self.source_expressions[0])
 
 
 @dataclass(frozen=True)
@@ -315,7 +335,7 @@ def _merged(
 
     Each stream gives up to ``size + 1`` rows; only the ones that make the page are
     described (the rest, most of them, are dropped before any text is made)."""
-    found: dict[tuple[datetime, int, int], tuple[int, Stream, dict[str, Any]]] = {}
+    found: dict[tuple[datetime, int, int | str], tuple[int, Stream, dict[str, Any]]] = {}
     dense: dict[type[Model], bool] = {}
     for rank, stream in filters.streams():
         where = filters.q(stream)
@@ -584,6 +604,5 @@ STREAMS: tuple[Stream, ...] = (
         "namespace",
         ("id",),
         _thread_created,
-        key="seq",
     ),
 )
