@@ -21,22 +21,12 @@ from notes.forms import STATUS_CHOICES, NoteFilterForm
 from notes.models import Note, NoteStatus
 from spaceduck.core.errors import NotFound, ServiceError
 from spaceduck.core.namespaces import NAMESPACE_KINDS
-from spaceduck.core.pages import error_response
+from spaceduck.core.pages import back_to, error_response, staff_actor
 
 DECISIONS = (NoteStatus.ACCEPTED, NoteStatus.REJECTED)
 BROWSER = "notes/browse.html"
 PAGE_SIZE = 25
 SEARCH_LIMIT = 50
-
-
-def _actor(request: HttpRequest) -> str:
-    return f"staff:{request.user.get_username()}"
-
-
-def _back(request: HttpRequest, default: str) -> str:
-    """Where a plain form goes after its POST: the page it came from, when that is ours."""
-    target = request.POST.get("next", "")
-    return target if target.startswith("/") and not target.startswith("//") else default
 
 
 # --- The browser -------------------------------------------------------------------
@@ -144,7 +134,7 @@ def _search(form: NoteFilterForm) -> dict[str, Any]:
 def enable_search(request: HttpRequest) -> HttpResponse:
     """Switch note search on for a namespace kind (the service the API and admin use)."""
     kind = request.POST.get("kind", "")
-    back = _back(request, reverse("notes:browse"))
+    back = back_to(request, reverse("notes:browse"))
     try:
         result = services.enable_note_search(kind)
     except ServiceError as error:
@@ -225,7 +215,7 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
         return error_response(request, "status must be accepted or rejected", 400)
     try:
         note: Note = services.set_note_status(
-            uid, status, by=_actor(request), namespace=_namespace_param(request)
+            uid, status, by=staff_actor(request), namespace=_namespace_param(request)
         )
     except ServiceError as error:
         return error_response(request, str(error), error.status_code)
@@ -233,4 +223,4 @@ def decide(request: HttpRequest, uid: str) -> HttpResponse:
         row = selectors.review_rows([note])[0]
         return render(request, "notes/decided.html", {"row": row})
     messages.success(request, f"Note {note.client_id} {note.status}.")
-    return HttpResponseRedirect(_back(request, reverse("notes:review")))
+    return HttpResponseRedirect(back_to(request, reverse("notes:review")))

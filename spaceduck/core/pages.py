@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonR
 from django.shortcuts import render
 from django.template import loader
 from django.urls import Resolver404, resolve
+from django.utils.http import url_has_allowed_host_and_scheme
 
 TITLES = {
     400: "Bad request",
@@ -37,6 +38,14 @@ TITLES = {
 def staff_actor(request: HttpRequest) -> str:
     """Who a dashboard change is recorded as (history, tokens, erasures): ``staff:<user>``."""
     return f"staff:{request.user.get_username()}"
+
+
+def back_to(request: HttpRequest, default: str) -> str:
+    """Where a form goes after its POST, or a Cancel leads: ``next`` (the page it came
+    from) when it is a path on this site, else ``default``."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    ours = url_has_allowed_host_and_scheme(target, allowed_hosts=None)
+    return target if ours and target.startswith("/") else default
 
 
 def error_response(

@@ -19,7 +19,6 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memories.models import Fact
@@ -28,7 +27,7 @@ from memories.web import fact_pages
 from memories.web.forms import FactEditForm
 from memories.write import services
 from spaceduck.core.errors import InvalidInput, ServiceError
-from spaceduck.core.pages import error_response, staff_actor
+from spaceduck.core.pages import back_to, error_response, staff_actor
 
 LIST = "memories/facts.html"
 CONFIRM = "memories/fact_delete.html"
@@ -165,7 +164,7 @@ def fact_delete(request: HttpRequest) -> HttpResponse:
         "key": key,
         "dom_id": _dom_id(namespace, key),
         "delete_url": _delete_url(namespace, key),
-        "back": _back(request, _list_url(namespace)),
+        "back": back_to(request, _list_url(namespace)),
         "inline": bool(request.htmx),  # type: ignore[attr-defined]
     }
     if request.method == "GET":
@@ -226,14 +225,14 @@ def fact_edit(request: HttpRequest) -> HttpResponse:
     messages.success(request, f"Fact {key!r} in {namespace} saved.")
     if request.htmx:  # type: ignore[attr-defined]
         fact.set_by = staff_actor(request)  # type: ignore[attr-defined]  # as the list shows it
-        row = _row(fact, _back(request, ""))
+        row = _row(fact, back_to(request, ""))
         # The focus on the saved row's Edit link (autofocus: htmx focuses it after the swap),
         # not lost to <body> with the form that had it.
         response = render(request, EDIT + "#saved", {"row": row, "focus_edit": True})
         response["HX-Retarget"] = f"#{row.dom_id}"  # the whole row, with its new value
         response["HX-Reswap"] = "outerHTML"
         return response
-    return HttpResponseRedirect(_back(request, _list_url(namespace)))
+    return HttpResponseRedirect(back_to(request, _list_url(namespace)))
 
 
 def _ids(fact: Fact) -> str:
@@ -244,7 +243,7 @@ def _ids(fact: Fact) -> str:
 def _edit_form(
     request: HttpRequest, fact: Fact, form: FactEditForm, status: int = 200
 ) -> HttpResponse:
-    back = _back(request, _list_url(fact.namespace))
+    back = back_to(request, _list_url(fact.namespace))
     # The focus in the form (htmx focuses an autofocus field it swaps in): its first field
     # with an error, else its first field.
     wrong = [name for name in form.fields if name in form.errors]
@@ -257,10 +256,3 @@ def _edit_form(
     }
     template = EDIT + "#edit-form" if request.htmx else EDIT  # type: ignore[attr-defined]
     return render(request, template, context, status=status)
-
-
-def _back(request: HttpRequest, default: str) -> str:
-    """Where the confirmation's Cancel and a plain POST go: ``next`` when it is ours."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    safe = url_has_allowed_host_and_scheme(target, allowed_hosts=None) and target.startswith("/")
-    return target if safe else default

@@ -28,7 +28,7 @@ from memories.web import history
 from memories.web.forms import MemoryEditForm, MemoryFilterForm
 from memories.write import conflicts, edits, lifecycle, services
 from spaceduck.core.errors import ServiceError
-from spaceduck.core.pages import error_response, staff_actor
+from spaceduck.core.pages import back_to, error_response, staff_actor
 
 SEARCH_TOP_K = 20
 VIEWER = "memories/dashboard.html"
@@ -136,13 +136,7 @@ def decide(request: HttpRequest, memory_id: int) -> HttpResponse:
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, VIEWER + "#memory-row", {"memory": memory})
     messages.success(request, f"Memory {memory.pk} is {memory.status}.")
-    return HttpResponseRedirect(_back(request, reverse("memories:dashboard")))
-
-
-def _back(request: HttpRequest, default: str) -> str:
-    """Where a plain form goes after its POST: the page it came from, when that is ours."""
-    target = request.POST.get("next", "")
-    return target if target.startswith("/") and not target.startswith("//") else default
+    return HttpResponseRedirect(back_to(request, reverse("memories:dashboard")))
 
 
 # --- A memory's page -------------------------------------------------------------------
@@ -392,7 +386,7 @@ def _review_undo(request: HttpRequest) -> HttpResponse:
         form = MemoryFilterForm({"namespace": request.POST.get("namespace", "")})
         context = _queue_context(form) if form.is_valid() else {"form": form}
         return render(request, QUEUE + "#queue", context)
-    return HttpResponseRedirect(_back(request, reverse("memories:review")))
+    return HttpResponseRedirect(back_to(request, reverse("memories:review")))
 
 
 def _queue_context(form: MemoryFilterForm) -> dict[str, Any]:
@@ -451,7 +445,7 @@ def _review_decide(request: HttpRequest) -> HttpResponse:
         form = MemoryFilterForm({"namespace": request.POST.get("namespace", "")})
         context = _queue_context(form) if form.is_valid() else {"form": form}
         return render(request, QUEUE + "#queue", context | _undo_offer(undo))
-    target = _back(request, reverse("memories:review"))
+    target = back_to(request, reverse("memories:review"))
     if undo:
         target += ("&" if "?" in target else "?") + urlencode({"undo": undo})
     return HttpResponseRedirect(target)
