@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 
 from memories.store import selectors, timeline
 from spaceduck.core.errors import InvalidInput
+from spaceduck.core.limits import check_length
 from spaceduck.core.pages import error_response
 
 PAGE = "memories/belief.html"
@@ -27,18 +28,15 @@ MAX_PART = 255  # the claim columns' length
 
 
 def _part(value: str, name: str) -> str:
-    if len(value) > MAX_PART:
-        raise InvalidInput(f"{name} is at most {MAX_PART} characters")
-    return value
+    """A holder or attribute of the query, refused in the words every limit uses."""
+    return check_length(value, field=name, limit=MAX_PART)
 
 
 def _claim(namespace: str, subject: str, attribute: str) -> timeline.Claim:
     """The claim the query names, or InvalidInput saying what is wrong."""
     if not attribute:
         raise InvalidInput("attribute is required (like 'location')")
-    if len(subject) > MAX_PART or len(attribute) > MAX_PART:
-        raise InvalidInput(f"subject and attribute are at most {MAX_PART} characters")
-    return timeline.Claim(namespace, subject, attribute)
+    return timeline.Claim(namespace, _part(subject, "subject"), _part(attribute, "attribute"))
 
 
 @staff_member_required
