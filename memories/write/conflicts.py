@@ -254,15 +254,21 @@ def conflict_undo(*, conflict: Conflict, actor: str, can_approve: bool) -> Confl
     return conflict
 
 
+def _decided_by_a_person() -> QuerySet[Conflict]:
+    return Conflict.objects.filter(status=Conflict.Status.RESOLVED, resolution__in=DECISIONS)
+
+
 def undoable(memory: Memory) -> list[Conflict]:
     """The conflicts of ``memory`` a person decided (newest first): what its page offers to
     undo (``conflict_undo`` says whether it still can)."""
-    decided = Conflict.objects.filter(
-        Q(old=memory) | Q(new=memory),
-        status=Conflict.Status.RESOLVED,
-        resolution__in=DECISIONS,
-    )
+    decided = _decided_by_a_person().filter(Q(old=memory) | Q(new=memory))
     return list(decided.order_by("-resolved_at", "-id")[:5])
+
+
+def still_decided(ids: Iterable[int]) -> list[Conflict]:
+    """Of the conflicts ``ids`` (the decisions just taken), those a person's decision still
+    holds, newest first: what the inbox offers to undo."""
+    return list(_decided_by_a_person().filter(pk__in=list(ids)).order_by("-id"))
 
 
 def _superseded_by_decision(conflict: Conflict, new: Memory, tag: str) -> list[tuple[Memory, str]]:

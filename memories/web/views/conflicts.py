@@ -81,13 +81,7 @@ def _render(
         "max_content": settings.MAX_MEMORY_CONTENT_CHARS,
         "max_title": settings.MAX_MEMORY_TITLE_CHARS,
         # The decisions just taken, each with its Undo (while it is one to undo).
-        "decided": list(
-            Conflict.objects.filter(
-                pk__in=decided or [],
-                status=Conflict.Status.RESOLVED,
-                resolution__in=conflicts.DECISIONS,
-            ).order_by("-id")
-        ),
+        "decided": conflicts.still_decided(decided or []),
     }
     if not error:
         waiting = conflicts.pending(namespace).order_by("-id")

@@ -295,9 +295,8 @@ def memory_undo_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
     """Undo a restore: back to the archive, or superseded again by the same memory."""
 
     def undo(memory: Memory, actor: str) -> str:
-        lifecycle.memory_undo_restore(memory=memory, actor=actor)
-        memory.refresh_from_db()  # the service changed its own copy
-        return f"Restore undone: memory {memory.pk} is {memory.status}."
+        undone = lifecycle.memory_undo_restore(memory=memory, actor=actor)  # its own copy
+        return f"Restore undone: memory {undone.pk} is {undone.status}."
 
     return _act(request, memory_id, undo)
 
